@@ -1,0 +1,161 @@
+// Lint rules, including the layering that keeps src/core framework- and time-free
+// (DESIGN.md §3): each folder may import only the folders below it.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+const folders = [
+  'core',
+  'http',
+  'node',
+  'express',
+  'fastify',
+  'client',
+  'redis',
+  'load',
+  'sim',
+  'testing',
+  'cli',
+];
+
+/** Which Spillway folders each folder may import (importer → imported). */
+const allowed = {
+  core: [],
+  http: ['core'],
+  node: ['core', 'http'],
+  express: ['core', 'http', 'node'],
+  fastify: ['core', 'http', 'node'],
+  client: ['core', 'http'],
+  redis: ['core'],
+  load: ['core'],
+  sim: ['core'],
+  testing: ['core'],
+  cli: ['core', 'http', 'node', 'express', 'fastify', 'client', 'redis', 'load', 'sim', 'testing'],
+};
+
+const frameworks = ['express', 'fastify', 'ioredis', 'redis', '@redis/*', 'undici'];
+const transports = [
+  'node:http',
+  'node:https',
+  'node:http2',
+  'node:net',
+  'node:tls',
+  'http',
+  'https',
+  'net',
+];
+
+function layerRule(folder) {
+  const forbidden = folders.filter((f) => f !== folder && !allowed[folder].includes(f));
+  const patterns = [
+    {
+      group: forbidden.flatMap((f) => [`../${f}/*`, `../../${f}/*`, `../../${f}/**`, `../${f}/**`]),
+      message: `src/${folder} may import only: ${allowed[folder].join(', ') || 'nothing outside itself'} (DESIGN.md §3)`,
+    },
+  ];
+  if (folder === 'core' || folder === 'http') {
+    patterns.push({
+      group: [...transports, ...frameworks],
+      message: `src/${folder} must stay framework- and transport-free; put this in an adapter folder`,
+    });
+  }
+  if (folder === 'express' || folder === 'fastify' || folder === 'redis') {
+    patterns.push({
+      group: ['../core/internal/*', '../../core/internal/*'],
+      message: 'adapters use the public core API only',
+    });
+  }
+  return {
+    files: [`src/${folder}/**/*.ts`],
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns }] },
+  };
+}
+
+const timeMessage = 'src/core reads time only through the injected Clock (see src/core/clock)';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'test-artifacts/**', '.bench/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      'max-params': ['error', 3],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
+      '@typescript-eslint/no-floating-promises': 'error',
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'TSEnumDeclaration', message: 'use a string union instead of an enum' },
+      ],
+    },
+  },
+  ...folders.map(layerRule),
+  {
+    files: ['src/core/**/*.ts'],
+    ignores: ['src/core/clock/clock.ts', '**/*.test.ts'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        ...[
+          'setTimeout',
+          'setInterval',
+          'setImmediate',
+          'clearTimeout',
+          'clearInterval',
+          'performance',
+        ].map((name) => ({ name, message: timeMessage })),
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: timeMessage },
+        { object: 'performance', property: 'now', message: timeMessage },
+        { object: 'AbortSignal', property: 'timeout', message: timeMessage },
+        { object: 'globalThis', property: 'performance', message: timeMessage },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['node:timers', 'node:timers/*', 'timers', 'node:perf_hooks'],
+              message: timeMessage,
+            },
+            {
+              group: [...transports, ...frameworks],
+              message: 'core must stay framework- and transport-free',
+            },
+            {
+              group: folders
+                .filter((f) => f !== 'core')
+                .flatMap((f) => [`../../${f}/*`, `../../${f}/**`]),
+              message: 'src/core may import nothing outside itself (DESIGN.md §3)',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.test.ts', 'test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+      'max-params': 'off',
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: globals.node,
+    },
+  },
+);

@@ -1,0 +1,284 @@
+import { getEventListeners } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { createVirtualClock } from '../../testing/virtual-clock.js';
+import {
+  DeadlineExceededError,
+  QueueFullError,
+  QueueTimeoutError,
+} from '../errors/rejected-error.js';
+import { concurrencyLimit, type AcquireResult } from './concurrency-limit.js';
+import type { Permit } from './permit.js';
+
+function permitOf(r: AcquireResult): Permit {
+  if (!r.ok) throw new Error(`expected a permit, got ${r.reason}`);
+  return r.permit;
+}
+
+describe('concurrencyLimit', () => {
+  it('admits up to the limit, refuses beyond it, and release is idempotent', () => {
+    const limit = concurrencyLimit({ limit: 2, clock: createVirtualClock() });
+    const a = permitOf(limit.tryAcquire());
+    permitOf(limit.tryAcquire());
+    expect(limit.tryAcquire()).toEqual({ ok: false, reason: 'queue-full' });
+    expect(limit.active).toBe(2);
+    a.release();
+    a.release();
+    expect(a.released).toBe(true);
+    expect(limit.active).toBe(1);
+    {
+      using p = permitOf(limit.tryAcquire());
+      expect(p.released).toBe(false);
+      expect(limit.active).toBe(2);
+    }
+    expect(limit.active).toBe(1);
+  });
+
+  it('passes a released slot straight to the oldest waiter: nobody jumps the line', async () => {
+    const clock = createVirtualClock();
+    const limit = concurrencyLimit({ limit: 1, maxQueue: 3, clock });
+    const first = permitOf(limit.tryAcquire());
+    const order: string[] = [];
+    const b = limit.acquire().then((r) => (order.push('b'), r));
+    const c = limit.acquire().then((r) => (order.push('c'), r));
+    expect(limit.queued).toBe(2);
+    first.release();
+    expect(limit.active).toBe(1); // already handed to b, before b's callback runs
+    expect(limit.tryAcquire()).toMatchObject({ ok: false, reason: 'queue-full' });
+    permitOf(await b).release();
+    permitOf(await c).release();
+    expect(order).toEqual(['b', 'c']);
+    expect(limit.active).toBe(0);
+  });
+
+  it('lifo serves the newest waiter first', async () => {
+    const clock = createVirtualClock();
+    const limit = concurrencyLimit({ limit: 1, maxQueue: 3, order: 'lifo', clock });
+    const first = permitOf(limit.tryAcquire());
+    const order: string[] = [];
+    const waits = ['b', 'c', 'd'].map((name) =>
+      limit.acquire().then((r) => (order.push(name), permitOf(r))),
+    );
+    first.release();
+    (await waits[2]!).release();
+    (await waits[1]!).release();
+    (await waits[0]!).release();
+    expect(order).toEqual(['d', 'c', 'b']);
+  });
+
+  it('an aborted waiter leaves the line at once, with its listener and timer removed', async () => {
+    const clock = createVirtualClock();
+    const limit = concurrencyLimit({ limit: 1, maxQueue: 5, maxQueueWaitMs: 1_000, clock });
+    permitOf(limit.tryAcquire());
+    const controller = new AbortController();
+    const waiting = limit.acquire({ signal: controller.signal });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+    expect(clock.pendingTimers).toBe(1);
+    controller.abort();
+    expect(limit.queued).toBe(0);
+    expect(await waiting).toEqual({ ok: false, reason: 'aborted' });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    expect(clock.pendingTimers).toBe(0);
+    expect(await limit.acquire({ signal: controller.signal })).toEqual({
+      ok: false,
+      reason: 'aborted',
+    });
+  });
+
+  it('a waiter leaves after maxQueueWaitMs with queue-timeout, and its listener is removed', async () => {
+    const clock = createVirtualClock();
+    const limit = concurrencyLimit({ limit: 1, maxQueue: 5, maxQueueWaitMs: 50, clock });
+    permitOf(limit.tryAcquire());
+    const signal = new AbortController().signal;
+    const waiting = limit.acquire({ signal });
+    await clock.advance(49);
+    expect(limit.queued).toBe(1);
+    await clock.advance(1);
+    expect(await waiting).toEqual({ ok: false, reason: 'queue-timeout' });
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+  });
+
+  it('refuses a spent deadline at once, and times a shorter deadline out as deadline', async () => {
+    const clock = createVirtualClock({ start: 1_000 });
+    const limit = concurrencyLimit({ limit: 1, maxQueue: 5, maxQueueWaitMs: 500, clock });
+    expect(await limit.acquire({ deadline: 1_000 })).toEqual({ ok: false, reason: 'deadline' });
+    const held = permitOf(limit.tryAcquire());
+    const waiting = limit.acquire({ deadline: { expiresAt: 1_100 } });
+    await clock.advance(100);
+    expect(await waiting).toEqual({ ok: false, reason: 'deadline' });
+    held.release();
+  });
+
+  it('refuses at the door a waiter whose deadline is shorter than the measured wait', async () => {
+    const clock = createVirtualClock();
+    const limit = concurrencyLimit({ limit: 1, maxQueue: 10, maxQueueWaitMs: 10_000, clock });
+    // Serve a standing line at one grant per 30 ms so the limiter measures its drain rate.
+    let held = permitOf(limit.tryAcquire());
+    const line = [limit.acquire(), limit.acquire(), limit.acquire()];
+    for (const next of line) {
+      await clock.advance(30);
+      held.release();
+      held = permitOf(await next);
+    }
+    const behind = [limit.acquire(), limit.acquire()]; // two ahead: a newcomer waits ≈ 90 ms
+    const tooShort = await limit.acquire({ deadline: clock.now() + 60 });
+    expect(tooShort).toEqual({ ok: false, reason: 'deadline' });
+    expect(limit.queued).toBe(2);
+    const longEnough = limit.acquire({ deadline: clock.now() + 200 });
+    expect(limit.queued).toBe(3);
+    held.release();
+    for (const p of [...behind, longEnough]) {
+      const permit = permitOf(await p);
+      await clock.advance(30);
+      permit.release();
+    }
+  });
+
+  it('a full line sheds its least critical newest waiter for a more critical arrival', async () => {
+    const clock = createVirtualClock();
+    const limit = concurrencyLimit({ limit: 1, maxQueue: 2, clock });
+    const held = permitOf(limit.tryAcquire());
+    const oldSheddable = limit.acquire({ criticality: 'sheddable' });
+    const newSheddable = limit.acquire({ criticality: 'sheddable' });
+    expect(await limit.acquire({ criticality: 'sheddable' })).toEqual({
+      ok: false,
+      reason: 'queue-full',
+    });
+    const critical = limit.acquire({ criticality: 'critical' });
+    expect(await newSheddable).toEqual({ ok: false, reason: 'shed' });
+    expect(limit.queued).toBe(2);
+    // Critical work is served before the sheddable waiter that came earlier.
+    held.release();
+    const first = permitOf(await critical);
+    expect(limit.queued).toBe(1);
+    first.release();
+    permitOf(await oldSheddable).release();
+    expect(() => limit.acquire({ criticality: 'urgent' as never })).toThrow(/`criticality`/);
+  });
+
+  it('adaptive order: FIFO without a standing line; LIFO and CoDel drops once one forms', async () => {
+    const clock = createVirtualClock();
+    const limit = concurrencyLimit({
+      limit: 1,
+      maxQueue: 50,
+      maxQueueWaitMs: 10_000,
+      order: 'adaptive',
+      codelTargetMs: 5,
+      codelIntervalMs: 100,
+      clock,
+    });
+    const served: number[] = [];
+    const dropped: number[] = [];
+    let held = permitOf(limit.tryAcquire());
+    let id = 0;
+    const join = (): void => {
+      const me = id++;
+      void limit.acquire().then((r) => {
+        if (r.ok) {
+          served.push(me);
+          held = r.permit;
+        } else dropped.push(me);
+      });
+    };
+    // A standing line: 3 waiters always present, each served after ≥ 20 ms, for 300 ms.
+    join();
+    join();
+    join();
+    for (let t = 0; t < 15; t++) {
+      await clock.advance(20);
+      held.release();
+      await clock.flush();
+      join();
+    }
+    expect(dropped.length).toBeGreaterThan(0); // stale waiters were dropped as queue-timeout
+    const lastServed = served.slice(-3);
+    // In LIFO mode the newest waiter is served: ids rise by one each time, skipping the old ones.
+    expect(lastServed[2]! - lastServed[1]!).toBe(1);
+    held.release();
+    await clock.runAll();
+  });
+
+  it('follows a moving limit and treats values below 1 as 1', async () => {
+    const clock = createVirtualClock();
+    const source = { current: 1 };
+    const limit = concurrencyLimit({ limit: source, maxQueue: 5, clock });
+    const a = permitOf(limit.tryAcquire());
+    const b = limit.acquire();
+    const c = limit.acquire();
+    source.current = 3;
+    a.release(); // the release hands out every slot the new limit allows
+    permitOf(await b);
+    permitOf(await c);
+    expect(limit.active).toBe(2);
+    source.current = 0;
+    expect(limit.limit).toBe(1);
+    source.current = Number.NaN;
+    expect(limit.limit).toBe(1);
+  });
+
+  it('run holds the permit until the work settles and throws typed refusals', async () => {
+    const clock = createVirtualClock();
+    const limit = concurrencyLimit({ limit: 1, maxQueue: 1, maxQueueWaitMs: 10, clock });
+    let seenSignal: AbortSignal | undefined;
+    const slow = limit.run(async ({ signal }) => {
+      seenSignal = signal;
+      await clock.sleep(100);
+      return 'done';
+    });
+    await clock.flush();
+    expect(limit.active).toBe(1);
+    const waiting = limit.run(() => 'never').catch((error: unknown) => error);
+    await expect(limit.run(() => 'never')).rejects.toBeInstanceOf(QueueFullError);
+    await clock.advance(10);
+    expect(await waiting).toBeInstanceOf(QueueTimeoutError);
+    await clock.advance(90);
+    await expect(slow).resolves.toBe('done');
+    expect(seenSignal?.aborted).toBe(false);
+    expect(limit.active).toBe(0);
+    await expect(limit.run(() => 1, { deadline: clock.now() })).rejects.toBeInstanceOf(
+      DeadlineExceededError,
+    );
+    await expect(limit.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(limit.active).toBe(0);
+  });
+
+  it('reports acquire, reject and release events with wait and hold times', async () => {
+    const clock = createVirtualClock();
+    const limit = concurrencyLimit({ limit: 1, maxQueue: 1, clock });
+    const events: string[] = [];
+    limit.onAcquire((e) => events.push(`acquire wait=${e.waitMs}`));
+    limit.onReject((e) => events.push(`reject ${e.reason} ${e.criticality}`));
+    limit.onRelease((e) => events.push(`release hold=${e.holdMs}`));
+    const a = permitOf(limit.tryAcquire());
+    const b = limit.acquire();
+    limit.tryAcquire();
+    await clock.advance(7);
+    a.release();
+    const pb = permitOf(await b);
+    await clock.advance(3);
+    pb.release();
+    expect(events).toEqual([
+      'acquire wait=0',
+      'reject queue-full critical',
+      'release hold=7',
+      'acquire wait=7',
+      'release hold=3',
+    ]);
+  });
+
+  it('invalid options fail at construction, naming the option and the value', () => {
+    expect(() => concurrencyLimit({ limit: 0 })).toThrow(
+      /Expected `limit` to be a positive integer, got 0 \(number\)/,
+    );
+    expect(() => concurrencyLimit({ limit: 2.5 })).toThrow(/`limit`/);
+    expect(() => concurrencyLimit({ limit: {} as never })).toThrow(/`limit`/);
+    expect(() => concurrencyLimit({ limit: 1, maxQueue: -1 })).toThrow(/`maxQueue`/);
+    expect(() => concurrencyLimit({ limit: 1, maxQueueWaitMs: Infinity })).toThrow(
+      /`maxQueueWaitMs`/,
+    );
+    expect(() => concurrencyLimit({ limit: 1, maxQueueWaitMs: 0 })).toThrow(/`maxQueueWaitMs`/);
+    expect(() => concurrencyLimit({ limit: 1, order: 'random' as never })).toThrow(
+      /`order` to be one of 'fifo', 'lifo', 'adaptive', got "random"/,
+    );
+    expect(() => concurrencyLimit({ limit: 1, codelTargetMs: 200 })).toThrow(/`codelTargetMs`/);
+  });
+});

@@ -1,0 +1,28 @@
+/**
+ * Every error code Spillway can raise. Codes are stable API: never renamed, never reused.
+ * `docs/errors.md` has one heading per code; keep both in step (a test checks it).
+ *
+ * @module
+ */
+
+export const errorCodes = Object.freeze({
+  /** An option passed to a factory is missing, of the wrong type or out of range. */
+  invalidOption: 'SPILLWAY_E_INVALID_OPTION',
+  /** An argument passed to a method is out of range (e.g. `tryTake(0)`). */
+  invalidArgument: 'SPILLWAY_E_INVALID_ARGUMENT',
+  /** A client's quota is spent; retry after `retryAfterMs`. */
+  rateLimited: 'SPILLWAY_E_RATE_LIMITED',
+  /** Every slot is taken and the line is full. */
+  queueFull: 'SPILLWAY_E_QUEUE_FULL',
+  /** A waiter spent its whole `maxQueueWaitMs` in line (or was dropped by CoDel). */
+  queueTimeout: 'SPILLWAY_E_QUEUE_TIMEOUT',
+  /** The deadline passed, or would pass before the work could start. */
+  deadline: 'SPILLWAY_E_DEADLINE',
+  /** The caller's signal aborted. */
+  aborted: 'SPILLWAY_E_ABORTED',
+  /** A waiter was displaced by more critical work. */
+  shed: 'SPILLWAY_E_SHED',
+} as const);
+
+/** The union of every code in {@link errorCodes}. */
+export type SpillwayErrorCode = (typeof errorCodes)[keyof typeof errorCodes];

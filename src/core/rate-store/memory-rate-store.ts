@@ -1,0 +1,128 @@
+/**
+ * The default {@link RateStore}: token buckets in an LRU-bounded map per limiter, on the
+ * injected clock. Evicting a key forgets its bucket; the key comes back full, which is why
+ * `maxKeys` should exceed the number of clients active within one refill time (`burst / rate`).
+ *
+ * @module
+ */
+import type { Clock } from '../clock/clock.js';
+import { systemClock } from '../clock/clock.js';
+import { SpillwayArgumentError } from '../errors/argument-error.js';
+import { LruMap } from '../internal/lru-map.js';
+import { clockLike, optionsObject, positiveInteger } from '../internal/validate.js';
+import { tokenEpsilon, waitMs } from '../token-bucket/token-bucket.js';
+import type { RateDecision, RatePolicy, RateStore } from './rate-store.js';
+
+/** Options of {@link memoryRateStore}. */
+export interface MemoryRateStoreOptions {
+  /** Most keys kept per limiter; the least recently used leave first. @default 10_000 */
+  readonly maxKeys?: number;
+  /** Most limiters (distinct policy names) one store serves. @default 1_000 */
+  readonly maxLimiters?: number;
+  /** Where time comes from. @default systemClock */
+  readonly clock?: Clock;
+}
+
+/** A {@link RateStore} in process memory. */
+export interface MemoryRateStore extends RateStore<RateDecision> {
+  /** Keys held now for the limiter `name`. */
+  size(name: string): number;
+  /** Keys evicted so far for the limiter `name`. */
+  evictions(name: string): number;
+}
+
+interface BucketState {
+  tokens: number;
+  updatedAt: number;
+}
+
+/** Creates an in-memory store. */
+export function memoryRateStore(options?: MemoryRateStoreOptions): MemoryRateStore {
+  const o = optionsObject('memoryRateStore options', options);
+  const maxKeys = positiveInteger('maxKeys', o.maxKeys ?? 10_000);
+  const maxLimiters = positiveInteger('maxLimiters', o.maxLimiters ?? 1_000);
+  const clock = clockLike('clock', o.clock ?? systemClock);
+  return new MemoryStore(maxKeys, maxLimiters, clock);
+}
+
+class MemoryStore implements MemoryRateStore {
+  readonly #maxKeys: number;
+  readonly #maxLimiters: number;
+  readonly #clock: Clock;
+  readonly #byName = new Map<string, LruMap<BucketState>>();
+  // One-entry cache: a limiter calls with the same policy object every time.
+  #lastName: string | undefined;
+  #lastMap: LruMap<BucketState> | undefined;
+
+  constructor(maxKeys: number, maxLimiters: number, clock: Clock) {
+    this.#maxKeys = maxKeys;
+    this.#maxLimiters = maxLimiters;
+    this.#clock = clock;
+  }
+
+  size(name: string): number {
+    return this.#byName.get(name)?.size ?? 0;
+  }
+
+  evictions(name: string): number {
+    return this.#byName.get(name)?.evictions ?? 0;
+  }
+
+  take(key: string, n: number, policy: RatePolicy): RateDecision {
+    const map = policy.name === this.#lastName ? this.#lastMap! : this.#mapFor(policy.name);
+    const now = this.#clock.now();
+    const ratePerMs = policy.ratePerSec / 1000;
+    const burst = policy.burst;
+    let state = map.get(key);
+    let tokens: number;
+    if (state === undefined) {
+      tokens = burst;
+      state = { tokens, updatedAt: now };
+      map.set(key, state);
+    } else {
+      const elapsed = now - state.updatedAt;
+      tokens = elapsed > 0 ? Math.min(burst, state.tokens + elapsed * ratePerMs) : state.tokens;
+      state.updatedAt = now;
+    }
+    if (tokens + tokenEpsilon >= n) {
+      tokens -= n;
+      state.tokens = tokens;
+      return {
+        ok: true,
+        remaining: Math.max(0, Math.floor(tokens + tokenEpsilon)),
+        limit: burst,
+        resetMs: resetMs(burst - tokens, ratePerMs),
+      };
+    }
+    state.tokens = tokens;
+    return {
+      ok: false,
+      remaining: 0,
+      retryAfterMs: waitMs(n - tokens, ratePerMs),
+      limit: burst,
+      resetMs: resetMs(burst - tokens, ratePerMs),
+    };
+  }
+
+  #mapFor(name: string): LruMap<BucketState> {
+    let map = this.#byName.get(name);
+    if (map === undefined) {
+      if (this.#byName.size >= this.#maxLimiters) {
+        throw new SpillwayArgumentError(
+          'policy.name',
+          `one of at most ${this.#maxLimiters} limiters on this store (raise maxLimiters)`,
+          name,
+        );
+      }
+      map = new LruMap(this.#maxKeys);
+      this.#byName.set(name, map);
+    }
+    this.#lastName = name;
+    this.#lastMap = map;
+    return map;
+  }
+}
+
+function resetMs(missing: number, ratePerMs: number): number {
+  return missing <= tokenEpsilon ? 0 : Math.ceil(missing / ratePerMs);
+}

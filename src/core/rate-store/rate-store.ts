@@ -1,0 +1,43 @@
+/**
+ * The narrow interface behind every keyed quota. The memory store lives in core; a Redis store
+ * (`spillway/redis`) implements the same contract, so limiters and the HTTP guard never change
+ * when state moves out of the process. `spillway/testing` has the conformance suite both pass.
+ *
+ * @module
+ */
+
+/** What a store enforces for one limiter: a token bucket per key. Create once, reuse per call. */
+export interface RatePolicy {
+  /** Names the limiter, so one store can hold several; part of every key. */
+  readonly name: string;
+  /** Tokens added per second per key. */
+  readonly ratePerSec: number;
+  /** Bucket capacity per key. */
+  readonly burst: number;
+}
+
+/** Fields every decision carries (for `RateLimit` headers and logs). */
+interface DecisionBase {
+  /** The bucket's capacity. */
+  readonly limit: number;
+  /** Milliseconds until the key's bucket is full again. */
+  readonly resetMs: number;
+  /** True when the store could not be asked and a failure policy answered instead. */
+  readonly degraded?: boolean;
+}
+
+/** The answer of a store: admitted with what is left, or refused with the exact wait. */
+export type RateDecision =
+  | (DecisionBase & { readonly ok: true; readonly remaining: number })
+  | (DecisionBase & { readonly ok: false; readonly remaining: 0; readonly retryAfterMs: number });
+
+/**
+ * Where keyed token buckets live. `take` consumes `n` tokens from `key`'s bucket under
+ * `policy`, atomically; a refusal consumes nothing. Sync stores return the decision, remote
+ * stores a promise of it.
+ */
+export interface RateStore<
+  R extends RateDecision | PromiseLike<RateDecision> = RateDecision | PromiseLike<RateDecision>,
+> {
+  take(key: string, n: number, policy: RatePolicy): R;
+}
