@@ -1,0 +1,108 @@
+// Tests the package as users get it: the packed tarball installed into an empty project, every
+// subpath imported from ESM, required from CommonJS (require(esm), Node >= 20.19), and
+// type-checked from TypeScript under both `nodenext` and `bundler` resolution.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = new URL('..', import.meta.url).pathname;
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  exports: Record<string, unknown>;
+};
+const subpaths = Object.keys(pkg.exports)
+  .filter((k) => k !== './package.json')
+  .map((k) => (k === '.' ? 'spillway' : `spillway/${k.slice(2)}`));
+let project = '';
+
+beforeAll(async () => {
+  project = mkdtempSync(join(tmpdir(), 'spillway-pack-'));
+  const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', project], {
+    cwd: root,
+  });
+  const tarball = join(project, stdout.trim().split('\n').pop()!);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
+  await run('npm', ['install', '--no-audit', '--no-fund', '--offline', tarball], { cwd: project });
+}, 120_000);
+afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+describe('the packed package', () => {
+  it('ships dist without tests, and the docs', async () => {
+    const { stdout } = await run(
+      'tar',
+      ['-tzf', (await run('ls', [project])).stdout.split('\n').find((f) => f.endsWith('.tgz'))!],
+      {
+        cwd: project,
+      },
+    );
+    expect(stdout).toContain('package/dist/index.js');
+    expect(stdout).toContain('package/dist/index.d.ts');
+    expect(stdout).toContain('package/docs/errors.md');
+    expect(stdout).not.toMatch(/\.test\.(js|d\.ts)/);
+    expect(stdout).not.toContain('package/src/');
+  });
+
+  it('imports every subpath from ESM', async () => {
+    const code = subpaths
+      .map(
+        (s, i) =>
+          `import * as m${i} from '${s}'; if (Object.keys(m${i}).length === 0) throw new Error('${s} is empty');`,
+      )
+      .join('\n');
+    writeFileSync(join(project, 'esm.mjs'), `${code}\nconsole.log('ok');`);
+    expect((await run(process.execPath, ['esm.mjs'], { cwd: project })).stdout.trim()).toBe('ok');
+  });
+
+  it('requires every subpath from CommonJS', async () => {
+    const code = subpaths
+      .map((s) => `if (Object.keys(require('${s}')).length === 0) throw new Error('${s}');`)
+      .join('\n');
+    writeFileSync(
+      join(project, 'cjs.cjs'),
+      `${code}\nconst { tokenBucket } = require('spillway');\nconsole.log(tokenBucket({ ratePerSec: 1, burst: 1 }).tryTake().ok);`,
+    );
+    const { stdout } = await run(process.execPath, ['--no-warnings', 'cjs.cjs'], { cwd: project });
+    expect(stdout.trim()).toBe('true');
+  });
+
+  for (const resolution of ['nodenext', 'bundler'] as const) {
+    it(`type-checks from TypeScript with moduleResolution ${resolution}`, async () => {
+      const dir = join(project, resolution);
+      await run('mkdir', ['-p', dir]);
+      writeFileSync(
+        join(dir, 'use.ts'),
+        [
+          "import { concurrencyLimit, tokenBucket, type AcquireResult } from 'spillway';",
+          "import { createVirtualClock } from 'spillway/testing';",
+          'const clock = createVirtualClock();',
+          'const r = tokenBucket({ ratePerSec: 1, burst: 1, clock }).tryTake();',
+          'const n: number = r.ok ? r.remaining : r.retryAfterMs;',
+          'const a: AcquireResult = concurrencyLimit({ limit: 1, clock }).tryAcquire();',
+          'export { n, a };',
+        ].join('\n'),
+      );
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            noEmit: true,
+            target: 'es2022',
+            lib: ['es2023', 'esnext.disposable', 'dom'],
+            module: resolution === 'bundler' ? 'esnext' : 'nodenext',
+            moduleResolution: resolution,
+            types: [],
+            skipLibCheck: false,
+          },
+          files: ['use.ts'],
+        }),
+      );
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+      const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+      await expect(run(process.execPath, [tsc, '-p', dir], { cwd: dir })).resolves.toBeDefined();
+    });
+  }
+});
