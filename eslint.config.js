@@ -47,12 +47,13 @@ const transports = [
 
 function layerRule(folder) {
   const forbidden = folders.filter((f) => f !== folder && !allowed[folder].includes(f));
-  const patterns = [
-    {
+  const patterns = [];
+  if (forbidden.length > 0) {
+    patterns.push({
       group: forbidden.flatMap((f) => [`../${f}/*`, `../../${f}/*`, `../../${f}/**`, `../${f}/**`]),
       message: `src/${folder} may import only: ${allowed[folder].join(', ') || 'nothing outside itself'} (DESIGN.md §3)`,
-    },
-  ];
+    });
+  }
   if (folder === 'core' || folder === 'http') {
     patterns.push({
       group: [...transports, ...frameworks],
@@ -65,6 +66,7 @@ function layerRule(folder) {
       message: 'adapters use the public core API only',
     });
   }
+  if (patterns.length === 0) return {};
   return {
     files: [`src/${folder}/**/*.ts`],
     ignores: ['**/*.test.ts'],

@@ -22,6 +22,8 @@ export const errorCodes = Object.freeze({
   aborted: 'SPILLWAY_E_ABORTED',
   /** A waiter was displaced by more critical work. */
   shed: 'SPILLWAY_E_SHED',
+  /** A dependency refused (429/503) or is overloaded; `signal` says what to do upstream. */
+  overloaded: 'SPILLWAY_E_OVERLOADED',
 } as const);
 
 /** The union of every code in {@link errorCodes}. */

@@ -1,0 +1,8 @@
+/**
+ * The registry of `spillway` subcommands: name → loader. Add a line here for a new command.
+ *
+ * @module
+ */
+import type { Command } from './command.js';
+
+export const commands: Readonly<Record<string, () => Promise<Command>>> = {};
