@@ -25,6 +25,12 @@ export { SpillwayConfigError } from './core/errors/config-error.js';
 export { SpillwayArgumentError } from './core/errors/argument-error.js';
 export { RateLimitedError } from './core/errors/rate-limited-error.js';
 export {
+  DependencyOverloadedError,
+  retrySignals,
+  type DependencyOverloadedErrorOptions,
+  type RetrySignal,
+} from './core/errors/overloaded-error.js';
+export {
   AbortedError,
   DeadlineExceededError,
   QueueFullError,

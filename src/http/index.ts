@@ -1,0 +1,31 @@
+/**
+ * `spillway/http`: neutral HTTP semantics — the decision → response table (status,
+ * `Retry-After`, `RateLimit-Policy`/`RateLimit`, `Spillway-Retry`, problem+json bodies), the
+ * mapping of a failed handler's error to its caller's signal, and codecs for the request
+ * fields Spillway reads. No `node:http` here; adapters (`spillway/node`, `/express`, `/fastify`)
+ * translate.
+ *
+ * @module
+ */
+export {
+  formatDeadlineMs,
+  maxHeaderDeadlineMs,
+  maxRetryAfterMs,
+  parseAttempt,
+  parseCriticality,
+  parseDeadlineMs,
+  parseRetryAfter,
+  parseRetrySignal,
+  retryAfterSeconds,
+} from './codecs.js';
+export { defaultHeaderNames, type HeaderNames } from './header-names.js';
+export { formatRateLimit, formatRateLimitPolicy, policyName } from './rate-limit-fields.js';
+export {
+  refusalResponse,
+  refusalTable,
+  type QuotaInfo,
+  type Refusal,
+  type RefusalReason,
+  type RefusalResponse,
+} from './refusal.js';
+export { refusalFromError } from './refusal-from-error.js';

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { DependencyOverloadedError, QueueFullError, RateLimitedError } from '../index.js';
+import { refusalFromError } from './refusal-from-error.js';
+import { refusalResponse, refusalTable, type RefusalReason } from './refusal.js';
+
+function headerMap(flat: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) out[flat[i]!] = flat[i + 1]!;
+  return out;
+}
+
+describe('refusalResponse', () => {
+  it('429 for quota with Retry-After (rounded up), RateLimit fields and a problem body', () => {
+    const r = refusalResponse({
+      reason: 'quota',
+      retryAfterMs: 1_200,
+      quota: { name: 'per-client', ratePerSec: 150, burst: 15, remaining: 0, resetMs: 100 },
+    });
+    const h = headerMap(r.headers);
+    expect(r.status).toBe(429);
+    expect(h['retry-after']).toBe('2');
+    expect(h['spillway-retry']).toBe('later');
+    expect(h['ratelimit-policy']).toBe('"per-client";q=15;w=1');
+    expect(h['ratelimit']).toBe('"per-client";r=0;t=1');
+    expect(h['content-type']).toBe('application/problem+json');
+    expect(Number(h['content-length'])).toBe(Buffer.byteLength(r.body));
+    expect(JSON.parse(r.body)).toEqual({
+      type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+      title: 'Quota exceeded',
+      status: 429,
+      detail: expect.any(String) as string,
+      retryAfterMs: 1_200,
+      spillwayRetry: 'later',
+    });
+  });
+
+  it('RateLimit fields follow draft-10 syntax: quoted names, integer q/w and r/t', () => {
+    const r = refusalResponse({
+      reason: 'quota',
+      retryAfterMs: 10,
+      quota: {
+        name: 'we"ird\\name\u0007',
+        ratePerSec: 0.5,
+        burst: 3,
+        remaining: 0,
+        resetMs: 5_999,
+      },
+    });
+    const h = headerMap(r.headers);
+    expect(h['ratelimit-policy']).toMatch(/^"(?:[^"\\]|\\.)*";q=\d+;w=\d+$/);
+    expect(h['ratelimit-policy']).toBe('"we\\"ird\\\\name";q=3;w=6');
+    expect(h['ratelimit']).toMatch(/^"(?:[^"\\]|\\.)*";r=\d+;t=\d+$/);
+  });
+
+  it('every reason has a status, a stable type, and Retry-After ≥ 1 only when the signal is later', () => {
+    const types = new Set<string>();
+    for (const reason of Object.keys(refusalTable) as RefusalReason[]) {
+      for (const retryAfterMs of [undefined, 0, 1, 999, 1_001]) {
+        const r = refusalResponse({ reason, retryAfterMs });
+        const h = headerMap(r.headers);
+        expect([429, 503]).toContain(r.status);
+        expect(['later', 'elsewhere', 'never']).toContain(h['spillway-retry']);
+        if (r.signal === 'later') expect(Number(h['retry-after'])).toBeGreaterThanOrEqual(1);
+        else expect(h['retry-after']).toBeUndefined();
+        const body = JSON.parse(r.body) as { type: string; status: number; title: string };
+        expect(body.status).toBe(r.status);
+        types.add(body.type);
+      }
+    }
+    expect(types.size).toBe(Object.keys(refusalTable).length);
+    expect(refusalResponse({ reason: 'deadline' }).signal).toBe('never');
+    expect(refusalResponse({ reason: 'unavailable' }).signal).toBe('elsewhere');
+    expect(refusalResponse({ reason: 'capacity', signal: 'elsewhere' }).headers).not.toContain(
+      'retry-after',
+    );
+  });
+
+  it('uses configured header names', () => {
+    const r = refusalResponse(
+      { reason: 'capacity' },
+      { deadline: 'x-d', criticality: 'x-c', attempt: 'x-a', retry: 'x-retry' },
+    );
+    expect(headerMap(r.headers)['x-retry']).toBe('later');
+  });
+});
+
+describe('refusalFromError (propagation)', () => {
+  it('passes a dependency’s signal up, and turns it into never once a layer below retried', () => {
+    const once = new DependencyOverloadedError('C is busy', {
+      signal: 'later',
+      retryAfterMs: 2_000,
+    });
+    expect(refusalFromError(once)).toEqual({
+      reason: 'dependency',
+      signal: 'later',
+      retryAfterMs: 2_000,
+    });
+    const retried = new DependencyOverloadedError('C is busy', { signal: 'later', attempts: 3 });
+    expect(refusalFromError(retried)?.signal).toBe('never');
+    const stop = new DependencyOverloadedError('C said stop', { signal: 'never' });
+    expect(refusalFromError(stop)?.signal).toBe('never');
+  });
+
+  it('maps local limit refusals, quota errors and plain 429/503 errors; ignores other errors', () => {
+    expect(refusalFromError(new QueueFullError({ retryAfterMs: 40 }))).toEqual({
+      reason: 'dependency',
+      signal: 'later',
+      retryAfterMs: 40,
+    });
+    expect(refusalFromError(new RateLimitedError(500))?.retryAfterMs).toBe(500);
+    expect(refusalFromError(Object.assign(new Error('x'), { status: 503 }))?.reason).toBe(
+      'dependency',
+    );
+    expect(refusalFromError({ response: { status: 429 } })?.signal).toBe('later');
+    expect(refusalFromError(new Error('boom'))).toBeUndefined();
+    expect(refusalFromError(Object.assign(new Error('x'), { status: 500 }))).toBeUndefined();
+    expect(refusalFromError('string')).toBeUndefined();
+    expect(refusalFromError(null)).toBeUndefined();
+  });
+});
