@@ -82,3 +82,10 @@ export {
 } from './core/concurrency-limit/concurrency-limit.js';
 export type { Permit } from './core/concurrency-limit/permit.js';
 export { deadline, type Deadline, type DeadlineOptions } from './core/deadline/deadline.js';
+export {
+  penaltyBox,
+  type PenaltyBox,
+  type PenaltyBoxOptions,
+  type PenaltyStep,
+  type PenaltyVerdict,
+} from './core/penalty-box/penalty-box.js';

@@ -1,0 +1,514 @@
+/**
+ * The server side of the contract for node:http. For each request, cheapest check first and
+ * all before the body is read: exempt route → penalty box → spent deadline → per-client quota
+ * (429) → criticality shedding → per-route concurrency with a time-bounded line (503) → the
+ * handler, with a signal that aborts on disconnect or deadline and the permit held until its
+ * work settles → a dependency's overload mapped to the right signal for this caller.
+ *
+ * @module
+ */
+import { channel } from 'node:diagnostics_channel';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  criticalities,
+  criticalityRank,
+  penaltyBox,
+  systemClock,
+  type Clock,
+  type PenaltyBox,
+  type PenaltyBoxOptions,
+  type RateDecision,
+  SpillwayConfigError,
+} from '../index.js';
+import {
+  defaultHeaderNames,
+  parseAttempt,
+  parseCriticality,
+  parseDeadlineMs,
+  refusalFromError,
+  refusalResponse,
+  type HeaderNames,
+  type Refusal,
+  type RefusalResponse,
+} from '../http/index.js';
+import { clientAddress, type TrustProxy } from './client-address.js';
+import { Admitted, type ContextInit, type RequestContext } from './request-context.js';
+import {
+  RouteTable,
+  buildRoute,
+  type Route,
+  type RouteOptions,
+  type RouteSettings,
+} from './route.js';
+
+/** Options of {@link admission}: defaults for every route, plus the routes. */
+export interface AdmissionOptions extends RouteSettings {
+  /**
+   * The client key for quotas and penalties. Default: the socket's remote address (or a
+   * forwarded one, under `trustProxy`). Return undefined to fall back to the default.
+   */
+  readonly key?: (req: IncomingMessage) => string | undefined;
+  /** Whether to believe `X-Forwarded-For` for the default key. @default false */
+  readonly trustProxy?: TrustProxy;
+  /** Paths that are never counted or limited. @default ['/healthz', '/readyz', '/livez'] */
+  readonly exempt?: readonly string[];
+  /** Per-route settings, tried in order after exact paths. */
+  readonly routes?: readonly RouteOptions[];
+  /** Escalation for clients that ignore 429s; `false` to turn off. @default {} (on, defaults) */
+  readonly penaltyBox?: PenaltyBoxOptions | false;
+  /** Header names, if not the defaults. */
+  readonly headerNames?: Partial<HeaderNames>;
+  /**
+   * Signal for capacity refusals: `later` (retry here after Retry-After; the default for a
+   * single server) or `elsewhere` (another replica; no Retry-After). @default 'later'
+   */
+  readonly capacitySignal?: 'later' | 'elsewhere';
+  /** Handler failures that are not overload (answered with 500). @default logs to stderr */
+  readonly onError?: (error: unknown, req: IncomingMessage) => void;
+  /** Where time comes from. @default systemClock */
+  readonly clock?: Clock;
+}
+
+/** A request handler run under admission; return a promise that settles when the work is done. */
+export type AdmittedHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  context: RequestContext,
+) => unknown;
+
+/** The outcome of {@link Admission.admit}. */
+export type AdmitResult =
+  /** Let through: run the work with `context`, then call `finish` (or `fail`). */
+  | { readonly admitted: true; readonly context: Admitted; readonly exempt: false }
+  /** An exempt route: run it, nothing to finish. */
+  | { readonly admitted: true; readonly context: undefined; readonly exempt: true }
+  /** Refused: write `response` (and close the connection if asked). */
+  | {
+      readonly admitted: false;
+      readonly refusal: Refusal;
+      readonly response: RefusalResponse;
+      readonly closeConnection: boolean;
+    }
+  /** The client went away while waiting; nothing to write. */
+  | {
+      readonly admitted: false;
+      readonly refusal: undefined;
+      readonly response: undefined;
+      readonly closeConnection: false;
+    };
+
+/** The guard. */
+export interface Admission {
+  /** Decides for one request. Adapters use this; node:http users want {@link Admission.handle}. */
+  admit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    routeName?: string,
+  ): AdmitResult | Promise<AdmitResult>;
+  /** Wraps a node:http handler: refusals are written, admitted work runs with a context. */
+  handle(handler: AdmittedHandler): (req: IncomingMessage, res: ServerResponse) => void;
+  /** Runs an admitted request's handler and finishes it, answering a failure (see propagation). */
+  run(handler: AdmittedHandler, context: Admitted): Promise<void>;
+  /** Answers a failed request: its overload signal if the error carries one, else a 500. */
+  fail(error: unknown, req: IncomingMessage, res: ServerResponse): void;
+  /** Adds a route at run time (framework adapters register theirs); returns its name. */
+  addRoute(options: RouteOptions): string;
+  /** The live state of a route's limit (for metrics and tests). */
+  stats(
+    routeName?: string,
+  ): { readonly active: number; readonly queued: number; readonly limit: number } | undefined;
+  /** The header names in use. */
+  readonly headerNames: HeaderNames;
+}
+
+/** Subscribe to see every refusal (published only when someone listens). */
+export const refusalChannel = channel('spillway:http:refusal');
+
+const defaultRouteName = 'default';
+
+/**
+ * Creates the guard.
+ *
+ * @example
+ * const guard = admission({ limit: 10, maxQueue: 10, maxQueueWaitMs: 50, quota: { ratePerSec: 150, burst: 15 } });
+ * http.createServer(guard.handle(async (req, res, { signal }) => {
+ *   res.end(await db.query(sql, { signal }));
+ * })).listen(8080);
+ */
+export function admission(options: AdmissionOptions = {}): Admission {
+  if (typeof options !== 'object' || options === null) {
+    throw new SpillwayConfigError('admission options', 'an options object', options);
+  }
+  return new Guard(options);
+}
+
+class Guard implements Admission {
+  readonly headerNames: HeaderNames;
+  readonly #o: AdmissionOptions;
+  readonly #clock: Clock;
+  readonly #routes: RouteTable;
+  readonly #exempt: ReadonlySet<string>;
+  readonly #box: PenaltyBox | undefined;
+  readonly #capacitySignal: 'later' | 'elsewhere';
+  readonly #onError: (error: unknown, req: IncomingMessage) => void;
+  #unnamed = 0;
+
+  constructor(o: AdmissionOptions) {
+    this.#o = o;
+    this.#clock = o.clock ?? systemClock;
+    this.headerNames = { ...defaultHeaderNames, ...o.headerNames };
+    const exempt = o.exempt ?? ['/healthz', '/readyz', '/livez'];
+    if (!Array.isArray(exempt) || exempt.some((p) => typeof p !== 'string')) {
+      throw new SpillwayConfigError('exempt', 'an array of paths', exempt);
+    }
+    this.#exempt = new Set(exempt);
+    if (o.key !== undefined && typeof o.key !== 'function') {
+      throw new SpillwayConfigError('key', 'a function of the request', o.key);
+    }
+    const trust = o.trustProxy ?? false;
+    if (typeof trust !== 'boolean' && !(Number.isSafeInteger(trust) && trust >= 0)) {
+      throw new SpillwayConfigError('trustProxy', 'a boolean or a number of trusted hops', trust);
+    }
+    const signal = o.capacitySignal ?? 'later';
+    if (signal !== 'later' && signal !== 'elsewhere') {
+      throw new SpillwayConfigError('capacitySignal', "'later' or 'elsewhere'", signal);
+    }
+    this.#capacitySignal = signal;
+    this.#box =
+      o.penaltyBox === false ? undefined : penaltyBox({ clock: this.#clock, ...o.penaltyBox });
+    this.#onError =
+      o.onError ??
+      ((error, req) => {
+        process.stderr.write(
+          `spillway: handler for ${req.method} ${req.url} failed: ${String(error)}\n`,
+        );
+      });
+    this.#routes = new RouteTable(
+      buildRoute(defaultRouteName, {}, { base: o, clock: this.#clock }),
+    );
+    for (const route of o.routes ?? []) this.addRoute(route);
+  }
+
+  addRoute(options: RouteOptions): string {
+    if (typeof options !== 'object' || options === null) {
+      throw new SpillwayConfigError('routes[]', 'a route options object', options);
+    }
+    const name =
+      options.name ??
+      (typeof options.match === 'string' ? options.match : `route-${++this.#unnamed}`);
+    const route = buildRoute(name, options, { base: this.#o, clock: this.#clock });
+    this.#routes.add(options.match, options.method?.toUpperCase(), route);
+    return name;
+  }
+
+  stats(
+    routeName = defaultRouteName,
+  ): { active: number; queued: number; limit: number } | undefined {
+    const limiter = this.#routes.byName(routeName)?.limiter;
+    return limiter === undefined
+      ? undefined
+      : { active: limiter.active, queued: limiter.queued, limit: limiter.limit };
+  }
+
+  handle(handler: AdmittedHandler): (req: IncomingMessage, res: ServerResponse) => void {
+    if (typeof handler !== 'function')
+      throw new SpillwayConfigError('handler', 'a function', handler);
+    return (req, res) => {
+      const result = this.admit(req, res);
+      if ('then' in result) {
+        result.then(
+          (r) => this.#dispatch(handler, { req, res }, r),
+          (error: unknown) => this.fail(error, req, res),
+        );
+      } else {
+        this.#dispatch(handler, { req, res }, result);
+      }
+    };
+  }
+
+  async run(handler: AdmittedHandler, context: Admitted): Promise<void> {
+    try {
+      await handler(context.req, context.res, context);
+    } catch (error) {
+      this.fail(error, context.req, context.res);
+    } finally {
+      context.finish();
+    }
+  }
+
+  admit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    routeName?: string,
+  ): AdmitResult | Promise<AdmitResult> {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    if (this.#exempt.has(path)) return exemptResult;
+    const route =
+      (routeName === undefined ? undefined : this.#routes.byName(routeName)) ??
+      this.#routes.resolve(req, path);
+    if (route.exempt) return exemptResult;
+
+    const key = this.#keyOf(req);
+    const box = this.#box;
+    if (box !== undefined) {
+      const verdict = box.check(key);
+      if (verdict !== undefined) {
+        return this.#refuse(
+          { reason: verdict.reason, retryAfterMs: verdict.retryAfterMs },
+          { route, key },
+          verdict.closeConnection,
+        );
+      }
+    }
+
+    const headers = req.headers;
+    const names = this.headerNames;
+    const now = this.#clock.now();
+    const askedMs = parseDeadlineMs(headers[names.deadline]);
+    if (askedMs === 0) return this.#refuse({ reason: 'deadline' }, { route, key });
+    const expiresAt =
+      now + (askedMs !== undefined && askedMs < route.deadlineMs ? askedMs : route.deadlineMs);
+    const claimed = parseCriticality(headers[names.criticality]);
+    let rank: number;
+    if (claimed === undefined) rank = criticalityRank(route.defaultCriticality);
+    else {
+      rank = criticalityRank(claimed);
+      // A client never raises itself above the route's ceiling.
+      if (rank < route.ceilingRank) rank = route.ceilingRank;
+    }
+    const p: Pending = {
+      route,
+      rank,
+      init: {
+        clock: this.#clock,
+        expiresAt,
+        criticality: criticalities[rank]!,
+        attempt: parseAttempt(headers[names.attempt]) ?? 1,
+        key,
+        route: route.name,
+        req,
+        res,
+      },
+    };
+    const quota = route.quota;
+    if (quota !== undefined) {
+      const decision = quota.tryTake(key);
+      if ('then' in decision) return Promise.resolve(decision).then((d) => this.#afterQuota(d, p));
+      return this.#afterQuota(decision, p);
+    }
+    return this.#acquire(p);
+  }
+
+  #afterQuota(d: RateDecision, s: Pending): AdmitResult | Promise<AdmitResult> {
+    if (!d.ok) {
+      this.#box?.refused(s.init.key, d.retryAfterMs);
+      return this.#refuse(
+        {
+          reason: 'quota',
+          retryAfterMs: d.retryAfterMs,
+          quota: {
+            name: s.route.quotaName,
+            ratePerSec: s.route.quota!.policy.ratePerSec,
+            burst: d.limit,
+            remaining: d.remaining,
+            resetMs: d.resetMs,
+          },
+        },
+        s,
+      );
+    }
+    return this.#acquire(s);
+  }
+
+  #acquire(p: Pending): AdmitResult | Promise<AdmitResult> {
+    const { route, init, rank } = p;
+    const res = init.res;
+    const limiter = route.limiter;
+    if (limiter === undefined) return admitted(new Admitted(init).start(undefined));
+    const now = limiter.tryAcquire();
+    if (now.ok) return admitted(new Admitted(init).start(now.permit));
+    if (route.maxQueue === 0) {
+      return this.#refuse(
+        { reason: 'capacity', signal: this.#capacitySignal, retryAfterMs: now.retryAfterMs },
+        p,
+      );
+    }
+    const allowance = route.lineAllowance[rank]!;
+    if (allowance < route.maxQueue && limiter.queued >= allowance) {
+      // This criticality's share of the line is used up: shed it, keep room for more critical work.
+      return this.#refuse({ reason: 'shed', retryAfterMs: now.retryAfterMs }, p);
+    }
+    // Wait in line; leave it at once if the client goes away.
+    const controller = new AbortController();
+    const onClose = (): void => {
+      if (!res.writableFinished) controller.abort();
+    };
+    res.once('close', onClose);
+    return limiter
+      .acquire({
+        signal: controller.signal,
+        criticality: init.criticality,
+        deadline: init.expiresAt,
+      })
+      .then((r): AdmitResult => {
+        res.removeListener('close', onClose);
+        if (r.ok) {
+          if (controller.signal.aborted) {
+            r.permit.release();
+            return gone;
+          }
+          return admitted(new Admitted(init, controller).start(r.permit));
+        }
+        switch (r.reason) {
+          case 'aborted':
+            return gone;
+          case 'deadline':
+            return this.#refuse({ reason: 'deadline' }, p);
+          case 'shed':
+            return this.#refuse({ reason: 'shed', retryAfterMs: r.retryAfterMs }, p);
+          default:
+            return this.#refuse(
+              { reason: 'capacity', signal: this.#capacitySignal, retryAfterMs: r.retryAfterMs },
+              p,
+            );
+        }
+      });
+  }
+
+  #keyOf(req: IncomingMessage): string {
+    const custom = this.#o.key;
+    if (custom !== undefined) {
+      const k = custom(req);
+      if (typeof k === 'string' && k.length > 0 && k.length <= 256) return k;
+    }
+    return clientAddress(req, this.#o.trustProxy ?? false);
+  }
+
+  #refuse(
+    refusal: Refusal,
+    where: Pending | { route: Route; key: string },
+    closeConnection = false,
+  ): AdmitResult {
+    const route = where.route;
+    const key = 'init' in where ? where.init.key : where.key;
+    const response = refusalResponse(refusal, this.headerNames);
+    if (refusalChannel.hasSubscribers) {
+      refusalChannel.publish({
+        reason: refusal.reason,
+        status: response.status,
+        signal: response.signal,
+        route: route.name,
+        key,
+      });
+    }
+    return { admitted: false, refusal, response, closeConnection };
+  }
+
+  #dispatch(
+    handler: AdmittedHandler,
+    { req, res }: { req: IncomingMessage; res: ServerResponse },
+    result: AdmitResult,
+  ): void {
+    if (result.admitted) {
+      if (result.exempt) {
+        try {
+          const out = handler(req, res, exemptContext(this.#clock));
+          if (isThenable(out)) out.then(undefined, (error: unknown) => this.fail(error, req, res));
+        } catch (error) {
+          this.fail(error, req, res);
+        }
+        return;
+      }
+      void this.run(handler, result.context);
+      return;
+    }
+    if (result.response !== undefined) writeRefusal(res, result.response, result.closeConnection);
+  }
+
+  fail(error: unknown, req: IncomingMessage, res: ServerResponse): void {
+    const refusal = refusalFromError(error);
+    if (refusal === undefined) this.#onError(error, req);
+    if (res.headersSent || res.destroyed) {
+      if (!res.writableEnded) res.destroy();
+      return;
+    }
+    if (refusal !== undefined) {
+      writeRefusal(res, refusalResponse(refusal, this.headerNames), false);
+      return;
+    }
+    const body =
+      '{"type":"about:blank","title":"Internal Server Error","status":500,"detail":"The handler failed."}';
+    res.writeHead(500, [
+      'content-type',
+      'application/problem+json',
+      'content-length',
+      String(body.length),
+    ]);
+    res.end(body);
+  }
+}
+
+/** A request between checks. */
+interface Pending {
+  readonly route: Route;
+  readonly rank: number;
+  readonly init: ContextInit;
+}
+
+const exemptResult: AdmitResult = Object.freeze({
+  admitted: true,
+  context: undefined,
+  exempt: true,
+});
+const gone: AdmitResult = Object.freeze({
+  admitted: false,
+  refusal: undefined,
+  response: undefined,
+  closeConnection: false,
+});
+
+function admitted(context: Admitted): AdmitResult {
+  return { admitted: true, context, exempt: false };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+const neverAborted = new AbortController().signal;
+
+/** Exempt routes get a context too (no limits, no deadline), so handlers need not branch. */
+function exemptContext(clock: Clock): RequestContext {
+  return {
+    signal: neverAborted,
+    expiresAt: Infinity,
+    remainingMs: () => Infinity,
+    criticality: 'critical',
+    attempt: 1,
+    key: '',
+    route: 'exempt',
+    clock,
+  };
+}
+
+/** Writes a refusal in one go: status, flat header list, body. */
+export function writeRefusal(
+  res: ServerResponse,
+  response: RefusalResponse,
+  closeConnection: boolean,
+): void {
+  if (closeConnection) {
+    const headers = response.headers.slice();
+    headers.push('connection', 'close');
+    res.writeHead(response.status, headers);
+  } else {
+    res.writeHead(response.status, response.headers);
+  }
+  res.end(response.body);
+}

@@ -1,0 +1,19 @@
+/**
+ * `spillway/node`: the admission guard for node:http servers, and the diagnostics channel it
+ * publishes refusals on. Express and Fastify adapters (`spillway/express`, `spillway/fastify`)
+ * are thin translations over this.
+ *
+ * @module
+ */
+export {
+  admission,
+  refusalChannel,
+  writeRefusal,
+  type Admission,
+  type AdmissionOptions,
+  type AdmitResult,
+  type AdmittedHandler,
+} from './admission.js';
+export { clientAddress, type TrustProxy } from './client-address.js';
+export { Admitted, ClientDisconnectedError, type RequestContext } from './request-context.js';
+export type { CriticalityPolicy, QuotaOptions, RouteOptions, RouteSettings } from './route.js';

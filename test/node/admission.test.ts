@@ -1,0 +1,360 @@
+// The node:http guard over real sockets on port 0, on a virtual clock so waits are exact.
+import { createServer, type Server } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DependencyOverloadedError, QueueFullError } from '../../src/index.js';
+import {
+  admission,
+  type AdmissionOptions,
+  type AdmittedHandler,
+  type RequestContext,
+} from '../../src/node/index.js';
+import { createVirtualClock, type VirtualClock } from '../../src/testing/index.js';
+import { close, keepAliveAgent, listen, send, until } from '../helpers/http.js';
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map(close));
+});
+
+/** Work that holds its slot until released by the test, or until its signal aborts. */
+function gate() {
+  const open: (() => void)[] = [];
+  const seen: RequestContext[] = [];
+  const stopped: string[] = [];
+  const handler: AdmittedHandler = async (req, res, ctx) => {
+    seen.push(ctx);
+    if (!req.url?.startsWith('/work')) {
+      res.end('fast');
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      open.push(resolve);
+      ctx.signal.addEventListener('abort', () => {
+        stopped.push(String((ctx.signal.reason as Error).name));
+        resolve();
+      });
+    });
+    if (!res.destroyed) res.end('done');
+  };
+  return { handler, open, seen, stopped, releaseAll: () => open.splice(0).forEach((f) => f()) };
+}
+
+async function start(options: AdmissionOptions, handler: AdmittedHandler, clock?: VirtualClock) {
+  const guard = admission({ clock: clock ?? createVirtualClock(), ...options });
+  const server = createServer(guard.handle(handler));
+  servers.push(server);
+  const port = await listen(server);
+  return { guard, port };
+}
+
+describe('admission over node:http', () => {
+  it('429 for a spent quota: exact headers, RateLimit fields and problem body', async () => {
+    const { port } = await start(
+      { quota: { ratePerSec: 2, burst: 2, name: 'per-client' } },
+      (_q, res) => res.end('ok'),
+    );
+    expect((await send(port)).status).toBe(200);
+    expect((await send(port)).status).toBe(200);
+    const r = await send(port);
+    expect(r.status).toBe(429);
+    expect(r.headers['retry-after']).toBe('1');
+    expect(r.headers['spillway-retry']).toBe('later');
+    expect(r.headers['ratelimit-policy']).toBe('"per-client";q=2;w=1');
+    expect(r.headers['ratelimit']).toBe('"per-client";r=0;t=1');
+    expect(r.headers['content-type']).toBe('application/problem+json');
+    expect(r.json()).toMatchObject({
+      type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+      status: 429,
+      title: 'Quota exceeded',
+      retryAfterMs: 500,
+      spillwayRetry: 'later',
+    });
+  });
+
+  it('503 for capacity with Retry-After ≥ 1, and health routes answer while user routes are saturated', async () => {
+    const g = gate();
+    const { port, guard } = await start({ limit: 2, maxQueue: 0 }, g.handler);
+    const held = [send(port, { path: '/work' }), send(port, { path: '/work' })];
+    await until(() => g.open.length === 2);
+    const r = await send(port, { path: '/work' });
+    expect(r.status).toBe(503);
+    expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(r.headers['spillway-retry']).toBe('later');
+    expect(r.json()).toMatchObject({
+      type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
+      status: 503,
+    });
+    const health = await send(port, { path: '/healthz' });
+    expect(health.status).toBe(200);
+    expect(guard.stats()).toEqual({ active: 2, queued: 0, limit: 2 });
+    g.releaseAll();
+    expect((await Promise.all(held)).map((a) => a.status)).toEqual([200, 200]);
+  });
+
+  it('a spent Spillway-Deadline is refused at once with never and no Retry-After', async () => {
+    const { port } = await start({}, (_q, res) => res.end('ok'));
+    const r = await send(port, { headers: { 'spillway-deadline': '0' } });
+    expect(r.status).toBe(503);
+    expect(r.headers['spillway-retry']).toBe('never');
+    expect(r.headers['retry-after']).toBeUndefined();
+    expect(r.json()).toMatchObject({
+      type: 'urn:spillway:problem:deadline-exceeded',
+      retryAfterMs: null,
+    });
+  });
+
+  it('the handler gets a deadline no longer than the server’s maximum, however much the client asks for', async () => {
+    const clock = createVirtualClock();
+    const seen: number[] = [];
+    const { port } = await start(
+      { deadlineMs: 1_000 },
+      (_q, res, ctx) => (seen.push(ctx.remainingMs()), res.end()),
+      clock,
+    );
+    await send(port, { headers: { 'spillway-deadline': '86400000' } });
+    await send(port, { headers: { 'spillway-deadline': '250' } });
+    expect(seen).toEqual([1_000, 250]);
+  });
+
+  it('client disconnect aborts the handler’s signal; the slot is freed only when the work has stopped', async () => {
+    const g = gate();
+    const { port, guard } = await start({ limit: 1 }, g.handler);
+    const controller = new AbortController();
+    const pending = send(port, { path: '/work', signal: controller.signal }).catch(() => 'aborted');
+    await until(() => g.open.length === 1);
+    expect(guard.stats()?.active).toBe(1);
+    controller.abort();
+    expect(await pending).toBe('aborted');
+    await until(() => g.stopped.length === 1);
+    expect(g.stopped).toEqual(['AbortError']);
+    await until(() => guard.stats()?.active === 0);
+  });
+
+  it('the deadline aborts the work through the signal, and the permit is held until the work settles', async () => {
+    const clock = createVirtualClock();
+    let finishWork: (() => void) | undefined;
+    const { port, guard } = await start(
+      { limit: 1, deadlineMs: 100 },
+      async (_q, res, ctx) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        // The work takes a little while to wind down after being told to stop.
+        await new Promise<void>((resolve) => (finishWork = resolve));
+        res.writeHead(504).end();
+      },
+      clock,
+    );
+    const pending = send(port);
+    await until(() => guard.stats()?.active === 1);
+    await clock.advance(100);
+    await until(() => finishWork !== undefined);
+    expect(guard.stats()?.active).toBe(1); // signalled, but the work has not settled yet
+    finishWork!();
+    expect((await pending).status).toBe(504);
+    await until(() => guard.stats()?.active === 0);
+  });
+
+  it('sheds by criticality: sheddable first, then sheddable-plus; critical displaces them from a full line', async () => {
+    const g = gate();
+    const { port, guard } = await start(
+      { limit: 1, maxQueue: 4, maxQueueWaitMs: 60_000 },
+      g.handler,
+    );
+    const queued = (n: number) => until(() => guard.stats()!.queued === n);
+    const c = (criticality: string) =>
+      send(port, { path: '/work', headers: { 'spillway-criticality': criticality } });
+    const typeOf = (a: { json<T>(): T }) => a.json<{ type: string }>().type.split(/[#:]/).pop();
+    const first = send(port, { path: '/work' });
+    await until(() => g.open.length === 1);
+    const sheddable = await c('sheddable'); // no share of the line at all
+    expect([sheddable.status, typeOf(sheddable)]).toEqual([503, 'shed']);
+    const plus = [c('sheddable-plus')];
+    await queued(1);
+    plus.push(c('sheddable-plus'));
+    await queued(2);
+    const third = await c('sheddable-plus'); // its share, half the line, is used up
+    expect([third.status, typeOf(third)]).toEqual([503, 'shed']);
+    const critical = [c('critical')];
+    await queued(3);
+    critical.push(c('critical'));
+    await queued(4);
+    // The line is full: each further critical arrival displaces the newest sheddable-plus waiter.
+    critical.push(c('critical'));
+    const displaced = await plus[1]!;
+    expect([displaced.status, typeOf(displaced)]).toEqual([503, 'shed']);
+    critical.push(c('critical'));
+    const displacedToo = await plus[0]!;
+    expect([displacedToo.status, typeOf(displacedToo)]).toEqual([503, 'shed']);
+    await queued(4);
+    const full = await c('critical'); // a line full of critical work: plain capacity
+    expect([full.status, typeOf(full)]).toEqual([503, 'temporary-reduced-capacity']);
+    g.releaseAll();
+    for (let served = 0; served < 4; served++) {
+      await until(() => g.open.length === 1);
+      expect(g.seen.at(-1)!.criticality).toBe('critical');
+      g.releaseAll();
+    }
+    const statuses = (await Promise.all([first, ...critical])).map((a) => a.status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+  });
+
+  it('a client cannot raise its criticality above the ceiling', async () => {
+    const seen: string[] = [];
+    const { port } = await start(
+      { criticality: { ceiling: 'critical' } },
+      (_q, res, ctx) => (seen.push(ctx.criticality), res.end()),
+    );
+    await send(port, { headers: { 'spillway-criticality': 'critical-plus' } });
+    await send(port, { headers: { 'spillway-criticality': 'sheddable' } });
+    await send(port);
+    expect(seen).toEqual(['critical', 'sheddable', 'critical']);
+  });
+
+  it('propagates a dependency’s overload: later as later, retried-below or stop as never, and local refusals', async () => {
+    const errors: Record<string, Error> = {
+      '/later': new DependencyOverloadedError('busy', { signal: 'later', retryAfterMs: 3_000 }),
+      '/retried': new DependencyOverloadedError('busy', { signal: 'later', attempts: 3 }),
+      '/stop': new DependencyOverloadedError('stop', { signal: 'never' }),
+      '/local': new QueueFullError({ retryAfterMs: 10 }),
+      '/plain': Object.assign(new Error('upstream said 503'), { status: 503 }),
+      '/bug': new Error('a bug'),
+    };
+    const logged: unknown[] = [];
+    const { port } = await start({ onError: (e) => logged.push(e) }, (req) =>
+      Promise.reject(errors[req.url!]!),
+    );
+    const later = await send(port, { path: '/later' });
+    expect([later.status, later.headers['spillway-retry'], later.headers['retry-after']]).toEqual([
+      503,
+      'later',
+      '3',
+    ]);
+    expect(later.json()).toMatchObject({ type: 'urn:spillway:problem:dependency-overloaded' });
+    for (const path of ['/retried', '/stop']) {
+      const r = await send(port, { path });
+      expect([r.status, r.headers['spillway-retry'], r.headers['retry-after']]).toEqual([
+        503,
+        'never',
+        undefined,
+      ]);
+    }
+    expect((await send(port, { path: '/local' })).headers['spillway-retry']).toBe('later');
+    expect((await send(port, { path: '/plain' })).status).toBe(503);
+    const bug = await send(port, { path: '/bug' });
+    expect(bug.status).toBe(500);
+    expect(logged).toEqual([errors['/bug']]);
+  });
+
+  it('ignores a spoofed x-client-id or X-Forwarded-For unless trusted', async () => {
+    const quota = { ratePerSec: 1, burst: 1 };
+    const plain = await start({ quota }, (_q, res) => res.end());
+    expect(
+      (await send(plain.port, { headers: { 'x-client-id': 'a', 'x-forwarded-for': '1.1.1.1' } }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await send(plain.port, { headers: { 'x-client-id': 'b', 'x-forwarded-for': '2.2.2.2' } }))
+        .status,
+    ).toBe(429);
+
+    const keyed = await start(
+      { quota, key: (req) => req.headers['x-client-id'] as string | undefined },
+      (_q, res) => res.end(),
+    );
+    expect((await send(keyed.port, { headers: { 'x-client-id': 'a' } })).status).toBe(200);
+    expect((await send(keyed.port, { headers: { 'x-client-id': 'b' } })).status).toBe(200);
+    expect((await send(keyed.port, { headers: { 'x-client-id': 'a' } })).status).toBe(429);
+
+    const proxied = await start({ quota, trustProxy: 1 }, (_q, res) => res.end());
+    expect((await send(proxied.port, { headers: { 'x-forwarded-for': '1.1.1.1' } })).status).toBe(
+      200,
+    );
+    expect((await send(proxied.port, { headers: { 'x-forwarded-for': '2.2.2.2' } })).status).toBe(
+      200,
+    );
+    expect(
+      (await send(proxied.port, { headers: { 'x-forwarded-for': 'not an address!' } })).status,
+    ).toBe(200);
+    expect(
+      (await send(proxied.port, { headers: { 'x-forwarded-for': 'not an address!' } })).status,
+    ).toBe(429);
+  });
+
+  it('hostile header values change nothing but fall back to defaults', async () => {
+    const seen: { criticality: string; remaining: number; attempt: number }[] = [];
+    const { port } = await start({ deadlineMs: 1_000 }, (_q, res, ctx) => {
+      seen.push({
+        criticality: ctx.criticality,
+        remaining: ctx.remainingMs(),
+        attempt: ctx.attempt,
+      });
+      res.end();
+    });
+    const hostile = ['-5', 'NaN', '1e309', '0x20', '1.5', 'critical-plus, sheddable'];
+    for (const value of hostile) {
+      const r = await send(port, {
+        headers: {
+          'spillway-deadline': value,
+          'spillway-criticality': value,
+          'spillway-attempt': value,
+        },
+      });
+      expect(r.status).toBe(200);
+    }
+    for (const name of ['spillway-deadline', 'spillway-criticality', 'spillway-attempt']) {
+      expect((await send(port, { headers: { [name]: '9'.repeat(10_240) } })).status).toBe(200);
+    }
+    const dup = await send(port, {
+      headers: {
+        'spillway-deadline': ['100', '200'],
+        'spillway-criticality': ['sheddable', 'critical'],
+      },
+    });
+    expect(dup.status).toBe(200);
+    for (const s of seen)
+      expect(s).toEqual({ criticality: 'critical', remaining: 1_000, attempt: 1 });
+  });
+
+  it('escalates clients that ignore 429 (penalty, then block, then closed connections) and lifts it step by step', async () => {
+    const clock = createVirtualClock();
+    let quotaCalls = 0;
+    const { port } = await start(
+      {
+        quota: { ratePerSec: 1, burst: 1 },
+        penaltyBox: {
+          threshold: 3,
+          windowMs: 1_000,
+          liftAfterMs: 5_000,
+          steps: [{ waitMs: 2_000 }, { waitMs: 10_000, block: true, closeConnection: true }],
+        },
+      },
+      (_q, res) => (quotaCalls++, res.end()),
+      clock,
+    );
+    const agent = keepAliveAgent();
+    expect((await send(port, { agent })).status).toBe(200);
+    const kinds: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const r = await send(port, { agent });
+      kinds.push(
+        `${r.status} ${r.json<{ type: string }>().type.split(/[#:]/).pop()} ${r.headers.connection}`,
+      );
+      await clock.advance(10);
+    }
+    expect(kinds).toEqual([
+      '429 quota-exceeded keep-alive',
+      '429 quota-exceeded keep-alive',
+      '429 quota-exceeded keep-alive',
+      '429 abnormal-usage-detected keep-alive', // third early return: step 1, an enforced 2 s wait
+      '429 abnormal-usage-detected keep-alive',
+      '429 abnormal-usage-detected keep-alive',
+      '429 client-blocked close', // still hammering: the cool-off block, connection closed
+      '429 client-blocked close',
+    ]);
+    expect(quotaCalls).toBe(1);
+    await clock.advance(10_000); // block over
+    expect((await send(port)).status).toBe(200);
+    await clock.advance(5_000);
+    await clock.advance(5_000);
+    expect((await send(port)).status).toBe(200); // lifted twice: back to normal
+  });
+});
