@@ -244,7 +244,8 @@ class Guard implements Admission {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    if (this.#exempt.has(path)) return exemptResult;
+    // A route the caller named (a framework adapter's) is never exempt by path.
+    if (routeName === undefined && this.#exempt.has(path)) return exemptResult;
     const route =
       (routeName === undefined ? undefined : this.#routes.byName(routeName)) ??
       this.#routes.resolve(req, path);

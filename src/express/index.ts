@@ -1,0 +1,135 @@
+/**
+ * `spillway/express`: Express 5 middleware over the node admission guard. Express is a
+ * type-only import and an optional peer dependency.
+ *
+ * Two ways to guard work:
+ * - `guard.route(handler)` wraps a route handler: its permit is held until the handler's promise
+ *   settles — the exact contract. Prefer it for anything that calls a dependency.
+ * - `app.use(guard)` guards every following route: Express cannot tell the middleware when the
+ *   work downstream has settled, so the permit is held until the response ends (or the client
+ *   goes away). Pass `req.spillway.signal` down so the work stops with it.
+ *
+ * `guard.errorHandler()` answers a dependency's overload with the right signal instead of 500.
+ *
+ * @module
+ */
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import {
+  admission,
+  writeRefusal,
+  type Admitted,
+  type Admission,
+  type AdmissionOptions,
+  type AdmitResult,
+  type RequestContext,
+  type RouteSettings,
+} from '../node/index.js';
+import { refusalFromError, refusalResponse } from '../http/index.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by Spillway on admitted requests. */
+    spillway?: RequestContext;
+  }
+}
+
+/** A handler run under a route guard: like an Express handler, plus the admission context. */
+export type GuardedHandler = (req: Request, res: Response, context: RequestContext) => unknown;
+
+/** The Express guard: use it as middleware, or wrap route handlers with `route`. */
+export interface ExpressGuard extends RequestHandler {
+  /** Wraps a handler; `settings` give the route its own limit, line, quota, deadline. */
+  route(
+    handler: GuardedHandler,
+    settings?: RouteSettings & { readonly name?: string },
+  ): RequestHandler;
+  /** Error middleware that turns overload errors into the matching refusal. */
+  errorHandler(): ErrorRequestHandler;
+  /** The underlying node guard. */
+  readonly admission: Admission;
+}
+
+/**
+ * Creates the Express guard.
+ *
+ * @example
+ * const guard = spillway({ limit: 10, maxQueue: 10, maxQueueWaitMs: 50 });
+ * app.get('/orders', guard.route(async (req, res, { signal }) => res.json(await db.orders({ signal }))));
+ * app.use(guard.errorHandler());
+ */
+export function spillway(options: AdmissionOptions = {}): ExpressGuard {
+  const guard = admission(options);
+  let routes = 0;
+
+  /** Admits, then either writes the refusal or hands the context on. */
+  const admit = (
+    exchange: { req: Request; res: Response; next: NextFunction; route?: string },
+    proceed: (context: Admitted | undefined) => void,
+  ): void => {
+    const { req, res, next } = exchange;
+    const decide = (result: AdmitResult): void => {
+      if (result.admitted) proceed(result.context);
+      else if (result.response !== undefined)
+        writeRefusal(res, result.response, result.closeConnection);
+    };
+    const result = guard.admit(req, res, exchange.route);
+    if ('then' in result) result.then(decide, next);
+    else decide(result);
+  };
+
+  const middleware = ((req: Request, res: Response, next: NextFunction) => {
+    admit({ req, res, next }, (context) => {
+      if (context !== undefined) {
+        req.spillway = context;
+        res.once('close', () => context.finish());
+      }
+      next();
+    });
+  }) as ExpressGuard;
+
+  middleware.route = (handler, settings = {}) => {
+    const route = guard.addRoute({
+      ...settings,
+      name: settings.name ?? `express-route-${++routes}`,
+      match: () => false,
+    });
+    return (req, res, next) => {
+      admit({ req, res, next, route }, (context) => {
+        if (context === undefined) {
+          next();
+          return;
+        }
+        req.spillway = context;
+        Promise.resolve()
+          .then(() => handler(req, res, context))
+          .then(
+            () => context.finish(),
+            (error: unknown) => {
+              context.finish();
+              answerError(error, res, next);
+            },
+          );
+      });
+    };
+  };
+
+  const answerError = (error: unknown, res: Response, next: NextFunction): void => {
+    const refusal = refusalFromError(error);
+    if (refusal === undefined || res.headersSent) next(error);
+    else writeRefusal(res, refusalResponse(refusal, guard.headerNames), false);
+  };
+
+  // Express recognises error middleware by its four parameters, so the limit of three cannot hold.
+  /* eslint-disable max-params */
+  const errorMiddleware = (
+    error: unknown,
+    _req: Request,
+    res: Response,
+    next: NextFunction,
+  ): void => answerError(error, res, next);
+  /* eslint-enable max-params */
+  middleware.errorHandler = () => errorMiddleware;
+
+  Object.defineProperty(middleware, 'admission', { value: guard, enumerable: true });
+  return middleware;
+}

@@ -1,0 +1,168 @@
+/**
+ * `spillway/fastify`: a Fastify 5 plugin over the node admission guard. The decision runs in
+ * `onRequest` (before the body is parsed); each route's handler is wrapped at registration
+ * (`onRoute`) so its permit is held until the handler's promise settles; per-route settings
+ * come from `config.spillway` (`false` exempts a route); `fastify.spillway` is the guard and
+ * `request.spillway` the admitted request's context. Fastify is a type-only import and an
+ * optional peer dependency. Register the plugin before the routes it should guard.
+ *
+ * @module
+ */
+import type {
+  FastifyInstance,
+  FastifyPluginCallback,
+  FastifyReply,
+  FastifyRequest,
+  RouteOptions as FastifyRouteOptions,
+} from 'fastify';
+import { refusalFromError, refusalResponse, type RefusalResponse } from '../http/index.js';
+import {
+  admission,
+  type Admission,
+  type AdmissionOptions,
+  type AdmitResult,
+  type Admitted,
+  type RequestContext,
+  type RouteSettings,
+} from '../node/index.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The Spillway guard (stats, routes). */
+    spillway: Admission;
+  }
+  interface FastifyRequest {
+    /** Set by Spillway on admitted requests. */
+    spillway: RequestContext | null;
+  }
+  interface FastifyContextConfig {
+    /** Per-route Spillway settings; `false` exempts the route. */
+    spillway?: (RouteSettings & { readonly name?: string }) | false;
+  }
+}
+
+const routeKey = Symbol('spillway.route');
+
+interface MarkedConfig {
+  [routeKey]?: string | false;
+}
+
+function sendRefusal(
+  reply: FastifyReply,
+  response: RefusalResponse,
+  closeConnection: boolean,
+): void {
+  const h = response.headers;
+  for (let i = 0; i < h.length; i += 2) void reply.header(h[i]!, h[i + 1]!);
+  if (closeConnection) void reply.header('connection', 'close');
+  // A Buffer, so Fastify sends the body as is (a string would get a charset parameter added).
+  void reply.code(response.status).send(Buffer.from(response.body));
+}
+
+const plugin: FastifyPluginCallback<AdmissionOptions> = (
+  fastify: FastifyInstance,
+  options,
+  done,
+) => {
+  let guard: Admission;
+  try {
+    guard = admission(options);
+  } catch (error) {
+    done(error as Error);
+    return;
+  }
+  const started = new WeakSet<FastifyRequest>();
+  fastify.decorate('spillway', guard);
+  fastify.decorateRequest('spillway', null);
+
+  fastify.addHook('onRoute', (route: FastifyRouteOptions) => {
+    const settings = route.config?.spillway;
+    const config = (route.config ?? {}) as MarkedConfig &
+      NonNullable<FastifyRouteOptions['config']>;
+    route.config = config;
+    const methods = Array.isArray(route.method) ? route.method.join(',') : route.method;
+    if (settings === false) {
+      config[routeKey] = false;
+    } else if (settings !== undefined) {
+      config[routeKey] = guard.addRoute({
+        ...settings,
+        name: settings.name ?? `${methods} ${route.url}`,
+        match: () => false,
+      });
+    }
+    if (settings === false) return;
+    const original = route.handler;
+    route.handler = async function guarded(
+      this: FastifyInstance,
+      request: FastifyRequest,
+      reply: FastifyReply,
+    ) {
+      const context = request.spillway as Admitted | null;
+      started.add(request);
+      try {
+        const value: unknown = await original.call(this, request, reply);
+        return value;
+      } catch (error) {
+        const refusal = refusalFromError(error);
+        if (refusal === undefined || reply.sent) throw error;
+        sendRefusal(reply, refusalResponse(refusal, guard.headerNames), false);
+        return reply;
+      } finally {
+        context?.finish();
+      }
+    };
+  });
+
+  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, next) => {
+    const marked = (request.routeOptions.config as MarkedConfig | undefined)?.[routeKey];
+    if (marked === false) {
+      next();
+      return;
+    }
+    const decide = (result: AdmitResult): void => {
+      if (result.admitted) {
+        request.spillway = result.context ?? null;
+        next();
+      } else if (result.response !== undefined) {
+        sendRefusal(reply, result.response, result.closeConnection);
+      } else {
+        reply.hijack(); // the client went away while waiting: nothing to send
+      }
+    };
+    const result = guard.admit(request.raw, reply.raw, marked);
+    if ('then' in result) {
+      result.then(decide, (error: unknown) =>
+        next(error instanceof Error ? error : new Error(String(error))),
+      );
+    } else decide(result);
+  });
+
+  // An admitted request answered before its handler ran (a validation error, a hook's reply)
+  // or abandoned by its client is finished here; one whose handler ran is finished only when
+  // the handler settles, even if it replied early and kept working.
+  const finishUnstarted = (request: FastifyRequest): void => {
+    if (!started.has(request)) (request.spillway as Admitted | null)?.finish();
+  };
+  fastify.addHook('onResponse', (request: FastifyRequest, _reply: FastifyReply, next) => {
+    finishUnstarted(request);
+    next();
+  });
+  fastify.addHook('onRequestAbort', (request: FastifyRequest, next) => {
+    finishUnstarted(request);
+    next();
+  });
+
+  done();
+};
+
+// Plugin metadata stamped by hand (what fastify-plugin would add): skip encapsulation so the
+// hooks apply to every route, and declare the Fastify major this was built for.
+Object.assign(plugin, {
+  [Symbol.for('skip-override')]: true,
+  [Symbol.for('fastify.display-name')]: 'spillway',
+  [Symbol.for('plugin-meta')]: { fastify: '5.x', name: 'spillway' },
+});
+
+/** The plugin: `fastify.register(fastifySpillway, options)`. */
+export const fastifySpillway = plugin;
+export default fastifySpillway;

@@ -1,0 +1,232 @@
+// The same guard through all three adapters (node:http, Express 5, Fastify 5), over real
+// sockets on port 0: every refusal reason must come out byte-for-byte the same.
+import { createServer, type Server } from 'node:http';
+import express from 'express';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DependencyOverloadedError } from '../../src/index.js';
+import { spillway } from '../../src/express/index.js';
+import { fastifySpillway } from '../../src/fastify/index.js';
+import { admission, type AdmissionOptions, type RequestContext } from '../../src/node/index.js';
+import { createVirtualClock } from '../../src/testing/index.js';
+import { close, listen, send, until, type Answer } from '../helpers/http.js';
+
+type Work = (path: string, context: RequestContext) => Promise<string>;
+
+interface Harness {
+  port: number;
+  stats: () => { active: number; queued: number } | undefined;
+  stop: () => Promise<void>;
+}
+
+const adapters: Record<string, (options: AdmissionOptions, work: Work) => Promise<Harness>> = {
+  node: async (options, work) => {
+    const guard = admission(options);
+    const server = createServer(
+      guard.handle(async (req, res, ctx) => {
+        res.end(await work(req.url!, ctx));
+      }),
+    );
+    return { port: await listen(server), stats: () => guard.stats(), stop: () => close(server) };
+  },
+  express: async (options, work) => {
+    const app = express();
+    const guard = spillway(options);
+    app.get('/healthz', (_req, res) => void res.send('ok'));
+    app.get(
+      '/{*path}',
+      guard.route(
+        async (req, res, ctx) => {
+          res.send(await work(req.path, ctx));
+        },
+        { name: 'default-express' },
+      ),
+    );
+    app.use(guard.errorHandler());
+    const server: Server = createServer(app);
+    return {
+      port: await listen(server),
+      stats: () => guard.admission.stats('default-express'),
+      stop: () => close(server),
+    };
+  },
+  fastify: async (options, work) => {
+    const app: FastifyInstance = Fastify();
+    await app.register(fastifySpillway, options);
+    app.get('/healthz', { config: { spillway: false } }, () => 'ok');
+    app.get('/*', async (request) => work(request.url, request.spillway!));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (app.server.address() as { port: number }).port;
+    return { port, stats: () => app.spillway.stats(), stop: () => app.close() };
+  },
+};
+
+let running: Harness[] = [];
+afterEach(async () => {
+  await Promise.all(running.map((h) => h.stop()));
+  running = [];
+});
+
+/** What a refusal looks like on the wire, without the parts that legitimately vary. */
+function wire(a: Answer) {
+  // Successful answers are the frameworks' own business (content types, bodies).
+  if (a.status === 200) return { status: 200, body: a.body.startsWith('ok') ? 'ok' : a.body };
+  return {
+    status: a.status,
+    type: a.headers['content-type'],
+    retryAfter: a.headers['retry-after'],
+    signal: a.headers['spillway-retry'],
+    policy: a.headers['ratelimit-policy'],
+    rateLimit: a.headers['ratelimit'],
+    body: a.json(),
+  };
+}
+
+type Step =
+  | 'ok'
+  | 'deadline'
+  | 'depLater'
+  | 'depRetried'
+  | 'capacity'
+  | 'shed'
+  | 'health'
+  | 'queueTimeout'
+  | 'quota'
+  | 'otherClient';
+
+async function scenario(name: string, harness: (o: AdmissionOptions, w: Work) => Promise<Harness>) {
+  const clock = createVirtualClock();
+  const gates: (() => void)[] = [];
+  const aborted: string[] = [];
+  const work: Work = async (path, ctx) => {
+    if (path.startsWith('/dep-later'))
+      throw new DependencyOverloadedError('busy', { signal: 'later', retryAfterMs: 4_000 });
+    if (path.startsWith('/dep-retried'))
+      throw new DependencyOverloadedError('busy', { signal: 'later', attempts: 3 });
+    if (path.startsWith('/hold')) {
+      await new Promise<void>((resolve) => {
+        gates.push(resolve);
+        ctx.signal.addEventListener('abort', () => (aborted.push(path), resolve()));
+      });
+    }
+    return `ok ${ctx.criticality}`;
+  };
+  const h = await harness(
+    {
+      clock,
+      limit: 1,
+      maxQueue: 1,
+      maxQueueWaitMs: 50,
+      quota: { ratePerSec: 1, burst: 7, name: 'api' },
+      key: (req) => req.headers['x-client-id'] as string | undefined,
+      penaltyBox: false,
+    },
+    work,
+  );
+  running.push(h);
+  const results = {} as Record<Step, ReturnType<typeof wire>>;
+  const ask = (path: string, headers: Record<string, string> = {}) =>
+    send(h.port, { path, headers });
+  results.ok = wire(await ask('/plain', { 'spillway-criticality': 'sheddable-plus' }));
+  results.deadline = wire(await ask('/plain', { 'spillway-deadline': '0' }));
+  results.depLater = wire(await ask('/dep-later'));
+  results.depRetried = wire(await ask('/dep-retried'));
+  // Saturate: one holding, one waiting, then refusals.
+  const holding = ask('/hold-1');
+  await until(() => h.stats()?.active === 1);
+  const waiting = ask('/hold-2');
+  await until(() => h.stats()?.queued === 1);
+  results.capacity = wire(await ask('/plain'));
+  results.shed = wire(await ask('/plain', { 'spillway-criticality': 'sheddable' }));
+  results.health = wire(await send(h.port, { path: '/healthz' }));
+  await clock.advance(50); // the waiter times out in line
+  results.queueTimeout = wire(await waiting);
+  gates.splice(0).forEach((f) => f());
+  await holding;
+  // Quota: burst 7, spent by the seven requests above that reached it; the next is refused.
+  results.quota = wire(await ask('/plain'));
+  // A different client has its own bucket.
+  results.otherClient = wire(await ask('/plain', { 'x-client-id': 'other' }));
+  await until(() => h.stats()?.active === 0);
+  return { name, results, aborted };
+}
+
+describe('every adapter answers exactly like the node guard', () => {
+  it('status, headers and body per refusal reason', async () => {
+    const runs = [];
+    for (const [name, harness] of Object.entries(adapters))
+      runs.push(await scenario(name, harness));
+    const node = runs[0]!.results;
+    expect(node.ok).toMatchObject({ status: 200 });
+    expect(node.deadline).toMatchObject({ status: 503, signal: 'never', retryAfter: undefined });
+    expect(node.depLater).toMatchObject({ status: 503, signal: 'later', retryAfter: '4' });
+    expect(node.depRetried).toMatchObject({ status: 503, signal: 'never' });
+    expect(node.capacity).toMatchObject({ status: 503, signal: 'later', retryAfter: '1' });
+    expect(node.shed).toMatchObject({ status: 503, body: { type: 'urn:spillway:problem:shed' } });
+    expect(node.health).toMatchObject({ status: 200 });
+    expect(node.queueTimeout).toMatchObject({ status: 503, signal: 'later' });
+    expect(node.quota).toMatchObject({
+      status: 429,
+      policy: '"api";q=7;w=7',
+      rateLimit: '"api";r=0;t=7',
+      retryAfter: '1',
+    });
+    expect(node.otherClient).toMatchObject({ status: 200 });
+    for (const run of runs.slice(1)) {
+      expect({ adapter: run.name, ...run.results }).toEqual({
+        adapter: run.name,
+        ...runs[0]!.results,
+      });
+    }
+  });
+
+  it('Express and Fastify hold the permit until the handler settles and abort it on disconnect', async () => {
+    for (const name of ['express', 'fastify']) {
+      const stopped: string[] = [];
+      const h = await adapters[name]!(
+        { limit: 1, clock: createVirtualClock() },
+        async (_path, ctx) => {
+          await new Promise<void>((resolve) =>
+            ctx.signal.addEventListener('abort', () => resolve()),
+          );
+          // Winding down takes a moment after the abort; the slot stays taken until then.
+          await new Promise((r) => setTimeout(r, 20));
+          stopped.push(name);
+          return 'late';
+        },
+      );
+      running.push(h);
+      const controller = new AbortController();
+      const pending = send(h.port, { path: '/slow', signal: controller.signal }).catch(
+        () => 'gone',
+      );
+      await until(() => h.stats()?.active === 1);
+      controller.abort();
+      expect(await pending).toBe('gone');
+      expect(h.stats()?.active).toBe(1);
+      await until(() => stopped.length === 1);
+      await until(() => h.stats()?.active === 0);
+    }
+  });
+
+  it('Fastify: per-route config and inject', async () => {
+    const app = Fastify();
+    await app.register(fastifySpillway, { clock: createVirtualClock(), penaltyBox: false });
+    app.get(
+      '/limited',
+      { config: { spillway: { quota: { ratePerSec: 1, burst: 1 } } } },
+      () => 'ok',
+    );
+    app.get('/free', () => 'ok');
+    const a = await app.inject({ url: '/limited' });
+    const b = await app.inject({ url: '/limited' });
+    const c = await app.inject({ url: '/free' });
+    expect([a.statusCode, b.statusCode, c.statusCode]).toEqual([200, 429, 200]);
+    expect(b.headers['ratelimit-policy']).toBe('"GET /limited";q=1;w=1');
+    expect(b.json()).toMatchObject({
+      status: 429,
+      type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+    });
+    await app.close();
+  });
+});
