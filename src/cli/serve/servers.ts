@@ -1,0 +1,200 @@
+/**
+ * The reference servers of the demo and the benchmarks: the same simulated database behind an
+ * accept-everything server (`naive`) and behind Spillway (`bounded`), on node:http, Express 5
+ * or Fastify 5.
+ *
+ * @module
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type createExpress from 'express';
+import type createFastify from 'fastify';
+import type { AdmissionOptions, RequestContext } from '../../node/index.js';
+import { admission } from '../../node/index.js';
+import { simulatedDatabase, type SimulatedDatabase } from './simulated-database.js';
+
+/** What the servers run. */
+export interface ReferenceOptions {
+  readonly mode: 'naive' | 'bounded';
+  readonly framework: 'node' | 'express' | 'fastify';
+  /** Database connections. @default 10 */
+  readonly connections: number;
+  /** Service time per query, ms. @default 30 */
+  readonly serviceMs: number;
+  /** `db`: wait on the simulated database; `cpu`: spin the CPU for serviceMs instead. */
+  readonly work: 'db' | 'cpu';
+  /** Per-client quota of the bounded server, tokens/s and burst. @default 150 and 15 */
+  readonly clientRatePerSec: number;
+  readonly clientBurst: number;
+}
+
+/** The reference `bounded` setup of the contract (DESIGN §1, issue: HTTP). */
+export function boundedOptions(o: ReferenceOptions): AdmissionOptions {
+  return {
+    limit: o.connections,
+    maxQueue: 10,
+    maxQueueWaitMs: 50,
+    // Per-client buckets keyed on x-client-id — trusted here because the demo's clients set it;
+    // without a key function the guard ignores it and keys on the socket address.
+    quota: { ratePerSec: o.clientRatePerSec, burst: o.clientBurst, name: 'per-client' },
+    key: (req) => {
+      const id = req.headers['x-client-id'];
+      return typeof id === 'string' ? id : undefined;
+    },
+    deadlineMs: 1_000,
+    exempt: ['/healthz', '/stats'],
+    penaltyBox: false,
+  };
+}
+
+function spin(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    // busy: the CPU-bound shape
+  }
+}
+
+const okBody = '{"ok":true}';
+
+function stats(db: SimulatedDatabase, guardStats?: () => unknown): string {
+  return JSON.stringify({
+    rssBytes: process.memoryUsage.rss(),
+    maxRssBytes: process.resourceUsage().maxRSS * 1024,
+    db: { busy: db.busy, waiting: db.waiting, served: db.served },
+    guard: guardStats?.() ?? null,
+  });
+}
+
+/** Starts a reference server; resolves with it once listening. */
+export async function startReferenceServer(
+  o: ReferenceOptions,
+  listen: { readonly port: number; readonly host: string },
+): Promise<{ readonly port: number; close(): Promise<void> }> {
+  const db = simulatedDatabase({
+    connections: o.connections,
+    serviceMs: o.serviceMs,
+    maxWaiting: o.mode === 'naive' ? Infinity : o.connections,
+  });
+  const work = async (signal: AbortSignal | undefined): Promise<void> => {
+    if (o.work === 'cpu') spin(o.serviceMs);
+    else await db.query(signal);
+  };
+  if (o.framework === 'express') return startExpress(o, { db, work, listen });
+  if (o.framework === 'fastify') return startFastify(o, { db, work, listen });
+
+  let handler: (req: IncomingMessage, res: ServerResponse) => void;
+  if (o.mode === 'naive') {
+    handler = (req, res) => {
+      if (req.url === '/healthz') return void res.end('ok');
+      if (req.url === '/stats') return void res.end(stats(db));
+      work(undefined).then(
+        () => res.writeHead(200, ['content-type', 'application/json']).end(okBody),
+        () => res.writeHead(500).end(),
+      );
+    };
+  } else {
+    const guard = admission(boundedOptions(o));
+    handler = guard.handle(async (req, res, ctx: RequestContext) => {
+      if (req.url === '/stats') return void res.end(stats(db, () => guard.stats()));
+      if (req.url === '/healthz') return void res.end('ok');
+      await work(ctx.signal);
+      res.writeHead(200, ['content-type', 'application/json']).end(okBody);
+    });
+  }
+  const server = createServer({ keepAliveTimeout: 65_000 }, handler);
+  return listenOn(server, listen);
+}
+
+interface Parts {
+  readonly db: SimulatedDatabase;
+  readonly work: (signal: AbortSignal | undefined) => Promise<void>;
+  readonly listen: { readonly port: number; readonly host: string };
+}
+
+async function listenOn(
+  server: Server,
+  listen: { readonly port: number; readonly host: string },
+): Promise<{ port: number; close(): Promise<void> }> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listen.port, listen.host, () => resolve());
+  });
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address !== null ? address.port : listen.port,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function optionalPeer<T>(name: string): Promise<T> {
+  try {
+    return (await import(name)) as T;
+  } catch {
+    throw new Error(`--framework ${name} needs the ${name} package: npm install ${name}@5`);
+  }
+}
+
+async function startExpress(
+  o: ReferenceOptions,
+  p: Parts,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const { default: express } = await optionalPeer<{ default: typeof createExpress }>('express');
+  const app = express();
+  app.get('/healthz', (_req, res) => void res.send('ok'));
+  if (o.mode === 'naive') {
+    app.get('/stats', (_req, res) => void res.type('json').send(stats(p.db)));
+    app.use((_req, res, next) => {
+      p.work(undefined).then(() => res.type('json').send(okBody), next);
+    });
+  } else {
+    const { spillway } = await import('../../express/index.js');
+    const guard = spillway(boundedOptions(o));
+    app.get(
+      '/stats',
+      (_req, res) =>
+        void res.type('json').send(stats(p.db, () => guard.admission.stats('reference'))),
+    );
+    app.use(
+      guard.route(
+        async (_req, res, ctx) => {
+          await p.work(ctx.signal);
+          res.type('json').send(okBody);
+        },
+        { name: 'reference' },
+      ),
+    );
+    app.use(guard.errorHandler());
+  }
+  return listenOn(createServer({ keepAliveTimeout: 65_000 }, app), p.listen);
+}
+
+async function startFastify(
+  o: ReferenceOptions,
+  p: Parts,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const { default: Fastify } = await optionalPeer<{ default: typeof createFastify }>('fastify');
+  const app = Fastify({ keepAliveTimeout: 65_000 });
+  if (o.mode === 'bounded') {
+    const { fastifySpillway } = await import('../../fastify/index.js');
+    await app.register(fastifySpillway, boundedOptions(o));
+  }
+  app.get('/healthz', { config: { spillway: false } }, () => 'ok');
+  app.get('/stats', { config: { spillway: false } }, (_request, reply) => {
+    void reply
+      .type('application/json')
+      .send(stats(p.db, o.mode === 'bounded' ? () => app.spillway.stats() : undefined));
+  });
+  app.all('/*', async (request, reply) => {
+    await p.work(request.spillway?.signal);
+    return reply.type('application/json').send(okBody);
+  });
+  await app.listen({ port: p.listen.port, host: p.listen.host });
+  const address = app.server.address();
+  return {
+    port: typeof address === 'object' && address !== null ? address.port : p.listen.port,
+    close: () => app.close(),
+  };
+}
