@@ -23,7 +23,7 @@ describe('README examples run as written', () => {
     expect(examples.length).toBeGreaterThanOrEqual(5);
   });
   for (const { name, code } of examples) {
-    it(name, async () => {
+    it.concurrent(name, async () => {
       const file = join(dir, `${name}.mjs`);
       writeFileSync(file, code);
       const { stdout } = await promisify(execFile)(process.execPath, [file], {

@@ -92,10 +92,11 @@ export class Admitted implements RequestContext {
     return this.#controller.signal;
   }
 
-  remainingMs(): number {
+  /** An arrow property, so `const { remainingMs } = context` works. */
+  readonly remainingMs = (): number => {
     const left = this.expiresAt - this.clock.now();
     return left > 0 ? left : 0;
-  }
+  };
 
   /** Arms the deadline timer and the disconnect listener; the permit is held from now on. */
   start(permit: Permit | undefined): this {
