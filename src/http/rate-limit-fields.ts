@@ -30,5 +30,18 @@ export function formatRateLimitPolicy(
 export function formatRateLimit(name: string, remaining: number, resetMs: number): string {
   const r = remaining > 0 ? Math.floor(remaining) : 0;
   const t = resetMs > 0 ? Math.ceil(resetMs / 1000) : 0;
-  return `${policyName(name)};r=${r};t=${t}`;
+  return `${quoted(name)};r=${r};t=${t}`;
+}
+
+// Policy names are few and fixed per limiter: quote each once. Bounded; past the bound, quote
+// every time rather than grow.
+const quotedNames = new Map<string, string>();
+
+function quoted(name: string): string {
+  let q = quotedNames.get(name);
+  if (q === undefined) {
+    q = policyName(name);
+    if (quotedNames.size < 256) quotedNames.set(name, q);
+  }
+  return q;
 }

@@ -38,6 +38,8 @@ export interface QuotaInfo {
   readonly burst: number;
   readonly remaining: number;
   readonly resetMs: number;
+  /** `RateLimit-Policy` already formatted (it never changes for a limiter); built if absent. */
+  readonly policyField?: string | undefined;
 }
 
 /** A refusal, before it is written. */
@@ -153,32 +155,83 @@ export function refusalResponse(
 ): RefusalResponse {
   const row = refusalTable[refusal.reason];
   const signal = refusal.signal ?? row.signal;
-  const retryAfterMs =
-    signal === 'later' ? Math.max(1, Math.ceil(refusal.retryAfterMs ?? 1000)) : undefined;
-  const body =
-    `{"type":"${row.type}","title":"${row.title}","status":${row.status},` +
-    `"detail":${refusal.detail === undefined ? JSON.stringify(row.detail) : JSON.stringify(refusal.detail)},` +
-    `"retryAfterMs":${retryAfterMs ?? 'null'},"spillwayRetry":"${signal}"}`;
-  const headers = [
-    'content-type',
-    'application/problem+json',
-    'content-length',
-    String(Buffer.byteLength(body)),
-    'cache-control',
-    'no-store',
-    names.retry,
-    signal,
-  ];
-  if (retryAfterMs !== undefined)
-    headers.push('retry-after', String(retryAfterSeconds(retryAfterMs)));
+  const parts =
+    refusal.detail === undefined
+      ? cachedParts(refusal.reason, signal)
+      : bodyParts(row, signal, refusal.detail);
+  let body: string;
+  let headers: string[];
+  if (signal === 'later') {
+    const retryAfterMs = Math.max(1, Math.ceil(refusal.retryAfterMs ?? 1000));
+    const ms = String(retryAfterMs);
+    body = parts.head + ms + parts.tail;
+    headers = [
+      'content-type',
+      'application/problem+json',
+      'content-length',
+      String(parts.bytes + ms.length),
+      'cache-control',
+      'no-store',
+      names.retry,
+      signal,
+      'retry-after',
+      String(retryAfterSeconds(retryAfterMs)),
+    ];
+  } else {
+    body = parts.head + 'null' + parts.tail;
+    headers = [
+      'content-type',
+      'application/problem+json',
+      'content-length',
+      String(parts.bytes + 4),
+      'cache-control',
+      'no-store',
+      names.retry,
+      signal,
+    ];
+  }
   const q = refusal.quota;
   if (q !== undefined) {
     headers.push(
       'ratelimit-policy',
-      formatRateLimitPolicy(q.name, q),
+      q.policyField ?? formatRateLimitPolicy(q.name, q),
       'ratelimit',
       formatRateLimit(q.name, q.remaining, q.resetMs),
     );
   }
   return { status: row.status, signal, headers, body };
+}
+
+/** A body split around its one varying field, `retryAfterMs`, with its byte length. */
+interface BodyParts {
+  readonly head: string;
+  readonly tail: string;
+  /** UTF-8 bytes of head + tail. */
+  readonly bytes: number;
+}
+
+function bodyParts(row: Row, signal: RetrySignal, detail: string): BodyParts {
+  const head =
+    `{"type":"${row.type}","title":"${row.title}","status":${row.status},` +
+    `"detail":${JSON.stringify(detail)},"retryAfterMs":`;
+  const tail = `,"spillwayRetry":"${signal}"}`;
+  return { head, tail, bytes: utf8Length(head) + utf8Length(tail) };
+}
+
+// Built once per reason and signal (at most 9 × 3 entries): refusals are the hot path.
+const partsCache: Partial<Record<RefusalReason, Partial<Record<RetrySignal, BodyParts>>>> = {};
+
+function cachedParts(reason: RefusalReason, signal: RetrySignal): BodyParts {
+  const bySignal = (partsCache[reason] ??= {});
+  let parts = bySignal[signal];
+  if (parts === undefined) {
+    const row = refusalTable[reason];
+    parts = bodyParts(row, signal, row.detail);
+    bySignal[signal] = parts;
+  }
+  return parts;
+}
+
+function utf8Length(text: string): number {
+  return new TextEncoder().encode(text).length;
 }

@@ -315,6 +315,7 @@ class Guard implements Admission {
             burst: d.limit,
             remaining: d.remaining,
             resetMs: d.resetMs,
+            policyField: s.route.quotaPolicyField,
           },
         },
         s,

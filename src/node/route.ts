@@ -21,6 +21,7 @@ import {
   type RateDecision,
   type RateStore,
 } from '../index.js';
+import { formatRateLimitPolicy } from '../http/index.js';
 
 /** A per-client quota: a token bucket per client key. */
 export interface QuotaOptions {
@@ -91,6 +92,8 @@ export interface Route {
   readonly maxQueue: number;
   readonly quota: KeyedTokenBuckets<RateDecision | PromiseLike<RateDecision>> | undefined;
   readonly quotaName: string;
+  /** `RateLimit-Policy` for the quota, formatted once. */
+  readonly quotaPolicyField: string | undefined;
   readonly deadlineMs: number;
   readonly ceilingRank: number;
   readonly defaultCriticality: Criticality;
@@ -195,6 +198,8 @@ export function buildRoute(
     maxQueue,
     quota,
     quotaName,
+    quotaPolicyField:
+      quota === undefined ? undefined : formatRateLimitPolicy(quotaName, quota.policy),
     deadlineMs,
     ceilingRank: criticalityRank(ceiling),
     defaultCriticality: fallback,
