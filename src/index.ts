@@ -74,5 +74,7 @@ export {
   type ReleaseEvent,
   type Work,
 } from './core/concurrency-limit/concurrency-limit.js';
-export type { Permit } from './core/concurrency-limit/permit.js';
+export type { Permit, PermitOutcome } from './core/concurrency-limit/permit.js';
+export type { LimitSample } from './core/concurrency-limit/limit-source.js';
+export type { PartitionShares } from './core/concurrency-limit/partitions.js';
 export { deadline, type Deadline, type DeadlineOptions } from './core/deadline/deadline.js';
