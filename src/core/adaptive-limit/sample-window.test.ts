@@ -80,10 +80,24 @@ describe('SampleWindow', () => {
     const p = 1_000_003;
     for (let i = 1; i <= n; i++) w.add(ok((((i * 7_919) % p) % n) + 1));
     clock.advanceSync(1_000);
-    expect(w.add(ok(1))).toBe(true);
+    // Past 512 samples the clock is read every 8th sample: the window closes within 8.
+    let closedAfter = 0;
+    while (!w.add(ok(1)) && closedAfter < 8) closedAfter++;
+    expect(closedAfter).toBeLessThan(8);
     expect(reservoirSize).toBeLessThanOrEqual(1_024);
     expect(w.rttMs / n).toBeGreaterThan(0.85);
     expect(w.rttMs / n).toBeLessThan(0.95);
+  });
+
+  it('samples the whole window evenly: the percentile of a rising sequence is not skewed', () => {
+    const clock = createVirtualClock();
+    const w = new SampleWindow(windowSettings({ clock, minWindowSamples: 1 }), 0.5, Infinity);
+    const n = 200_000;
+    for (let i = 1; i <= n; i++) w.add(ok(i)); // early samples small, late ones large
+    clock.advanceSync(1_000);
+    for (let i = 0; i < 8 && !w.add(ok(n)); i++);
+    expect(w.rttMs / n).toBeGreaterThan(0.45);
+    expect(w.rttMs / n).toBeLessThan(0.55);
   });
 
   it('validates its options, naming them', () => {

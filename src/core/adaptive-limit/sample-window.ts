@@ -51,6 +51,12 @@ export interface WindowSettings {
 /** RTTs kept per window; beyond it, reservoir sampling keeps a uniform subset. */
 export const reservoirSize = 512;
 
+/**
+ * Past this many samples in a window, the clock is read on every 8th sample only: a window
+ * then closes at most 7 samples (under 1.4 %) late, and a sample costs a clock read 1 time in 8.
+ */
+const everySampleUpTo = 512;
+
 const windowDefaults = {
   minWindowMs: 1_000,
   maxWindowMs: 1_000,
@@ -108,6 +114,10 @@ export class SampleWindow {
   #startedAt = Number.NaN;
   #lengthMs: number;
   #random = 0x9e3779b9;
+  // Reservoir sampling, Algorithm L (Li 1994): once full, skip ahead to the next sample to keep,
+  // so the common case costs one comparison and random numbers are drawn only on replacement.
+  #nextKept = 0;
+  #w = 0;
 
   /** Percentile RTT of the closed window in ms; NaN when it held only drops. */
   rttMs = Number.NaN;
@@ -138,12 +148,12 @@ export class SampleWindow {
     } else if (!dropped) return false;
     if (dropped) this.#dropped = true;
     if (sample.inflight > this.#maxInflight) this.#maxInflight = sample.inflight;
-    this.#count++;
-    const now = this.#s.clock.now();
-    if (this.#startedAt !== this.#startedAt) this.#startedAt = now;
-    if (now - this.#startedAt < this.#lengthMs || this.#count < this.#s.minWindowSamples) {
+    const count = ++this.#count;
+    if (count === 1) this.#startedAt = this.#s.clock.now();
+    if (count < this.#s.minWindowSamples || (count > everySampleUpTo && (count & 7) !== 0)) {
       return false;
     }
+    if (this.#s.clock.now() - this.#startedAt < this.#lengthMs) return false;
     this.#close();
     return true;
   }
@@ -152,16 +162,30 @@ export class SampleWindow {
     const seen = this.#seen++;
     if (seen < reservoirSize) {
       this.#rtts[seen] = rtt;
+      if (seen === reservoirSize - 1) {
+        this.#w = Math.exp(Math.log(this.#uniform()) / reservoirSize);
+        this.#skipAhead(seen);
+      }
       return;
     }
-    // xorshift32: a cheap, deterministic choice of the slot to replace (Algorithm R).
+    if (seen < this.#nextKept) return;
+    this.#rtts[Math.floor(this.#uniform() * reservoirSize)] = rtt;
+    this.#w *= Math.exp(Math.log(this.#uniform()) / reservoirSize);
+    this.#skipAhead(seen);
+  }
+
+  #skipAhead(from: number): void {
+    this.#nextKept = from + Math.floor(Math.log(this.#uniform()) / Math.log(1 - this.#w)) + 1;
+  }
+
+  /** xorshift32 mapped into (0, 1): deterministic, and never 0 (its log is taken). */
+  #uniform(): number {
     let x = this.#random;
     x ^= x << 13;
     x ^= x >>> 17;
     x ^= x << 5;
     this.#random = x >>> 0;
-    const j = this.#random % (seen + 1);
-    if (j < reservoirSize) this.#rtts[j] = rtt;
+    return (this.#random + 1) / 4_294_967_297;
   }
 
   #close(): void {
@@ -178,6 +202,7 @@ export class SampleWindow {
       this.#lengthMs = Math.min(s.maxWindowMs, Math.max(s.minWindowMs, 2 * this.#minRtt));
     }
     this.#seen = 0;
+    this.#nextKept = 0;
     this.#count = 0;
     this.#minRtt = Infinity;
     this.#maxInflight = 0;
