@@ -9,13 +9,14 @@
  *   that times out before it can look slow never shrinks the limit.
  * - **A percentile, not the mean**, stands for a window (p90 by default): queueing shows in the
  *   tail first, and a single outlier cannot drag a mean around.
- * - **The long-term RTT does not learn from windows it judges congested** (short RTT beyond the
- *   tolerance), except app-limited ones. Gradient2 averages every window in, so under sustained
- *   saturation its baseline follows the queueing the limit itself causes and the limit creeps
- *   up to `maxLimit` (in a simulation, from 1.5 × capacity to the maximum in ~600 windows). So
- *   that a lasting slowdown is still learnt, a limit pinned at `minLimit` for 10 congested
- *   windows in a row takes the present RTT as its new baseline (as Envoy re-measures its
- *   minimum RTT after 5 windows at the floor). A window faster than the baseline pulls it down
+ * - **The long-term RTT learns only from windows that show (next to) no queueing**: app-limited
+ *   ones, and those within a quarter of the tolerance band of it (1.125× by default). Gradient2
+ *   averages every window in, so under sustained saturation its baseline follows the queueing
+ *   the limit itself causes and the limit creeps up to `maxLimit` (in a simulation, from
+ *   1.5 × capacity to the maximum in ~600 windows). So that a lasting slowdown is still
+ *   learnt, a limit pinned at `minLimit` for 10 congested windows in a row takes the present
+ *   RTT as its new baseline (as Envoy re-measures its minimum RTT after 5 windows at the
+ *   floor). A window faster than the baseline pulls it down
  *   by half the gap (Gradient2: × 0.95, and only beyond a 2× gap), so after a slow spell the
  *   baseline is back at the true no-load RTT before the recovering limit passes capacity.
  *
@@ -127,6 +128,7 @@ const pinnedWindowsBeforeRelearn = 10;
 class Gradient extends LimitState implements AdaptiveLimit {
   readonly #s: GradientSettings;
   readonly #alpha: number;
+  readonly #learnBand: number;
   #estimate: number;
   #longRtt = 0;
   #windows = 0;
@@ -136,6 +138,7 @@ class Gradient extends LimitState implements AdaptiveLimit {
     super(s.initialLimit);
     this.#s = s;
     this.#alpha = 2 / (s.longWindow + 1);
+    this.#learnBand = 1 + (s.rttTolerance - 1) / 4;
     this.#estimate = s.initialLimit;
   }
 
@@ -160,12 +163,14 @@ class Gradient extends LimitState implements AdaptiveLimit {
     let next: number;
     if (shortRtt === shortRtt) {
       const appLimited = inflight * 2 < limit;
-      const congested = this.#windows > 0 && shortRtt > s.rttTolerance * this.#longRtt;
-      if (!congested || appLimited) {
-        this.#learn(shortRtt);
+      const long = this.#longRtt;
+      const warm = this.#windows > 0;
+      // Learn from windows that show (next to) no queueing; at the equilibrium the limit seeks,
+      // the RTT sits near tolerance × baseline by design, and learning from that would drift.
+      if (!warm || appLimited || shortRtt <= this.#learnBand * long) this.#learn(shortRtt);
+      if (!warm || appLimited || shortRtt <= s.rttTolerance * long || this.current > s.minLimit) {
         this.#pinnedWindows = 0;
-      } else if (this.current > s.minLimit) this.#pinnedWindows = 0;
-      else if (++this.#pinnedWindows >= pinnedWindowsBeforeRelearn) {
+      } else if (++this.#pinnedWindows >= pinnedWindowsBeforeRelearn) {
         // Shrinking to the floor did not bring the RTT back: the service itself got slower.
         this.#longRtt = shortRtt;
         this.#pinnedWindows = 0;
