@@ -1,5 +1,6 @@
 // How concurrencyLimit feeds a limit that learns (`limit.onSample`): one sample per released
 // permit, measured on the limiter's clock, and nothing at all on the fixed-limit path.
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { createVirtualClock } from '../../testing/virtual-clock.js';
 import { DeadlineExceededError } from '../errors/rejected-error.js';
@@ -177,5 +178,80 @@ describe('concurrencyLimit feeding an adaptive limit', () => {
     permitOf(limiter.tryAcquire()).release();
     permitOf(limiter.tryAcquire()).release('dropped');
     expect(outcomes).toEqual(['ok', 'dropped']);
+  });
+
+  it('property: one sample per non-ignored release, whatever the sequence, with a moving limit', async () => {
+    const outcome = fc.constantFrom(
+      undefined,
+      'ok' as const,
+      'dropped' as const,
+      'ignored' as const,
+    );
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant('acquire' as const),
+        criticality: fc.integer({ min: 0, max: 3 }),
+      }),
+      fc.record({
+        kind: fc.constant('release' as const),
+        pick: fc.nat(),
+        outcome,
+        twice: fc.boolean(),
+      }),
+      fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 50 }) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 120 }), fc.boolean(), async (ops, partitioned) => {
+        const clock = createVirtualClock();
+        const samples: LimitSample[] = [];
+        // A limit that moves with what it learns: down on a drop, up otherwise.
+        const source = {
+          current: 3,
+          onSample(s: LimitSample) {
+            samples.push(s);
+            this.current = Math.max(1, Math.min(6, this.current + (s.dropped ? -1 : 1)));
+          },
+        };
+        const limiter = concurrencyLimit({
+          limit: source,
+          maxQueue: 3,
+          maxQueueWaitMs: 30,
+          partitions: partitioned ? { critical: 0.5, sheddable: 0.25 } : undefined,
+          clock,
+        });
+        const held: { permit: Permit; at: number }[] = [];
+        let expected = 0;
+        const criticalities = ['critical-plus', 'critical', 'sheddable-plus', 'sheddable'] as const;
+        for (const o of ops) {
+          if (o.kind === 'acquire') {
+            void limiter.acquire({ criticality: criticalities[o.criticality] }).then((r) => {
+              if (r.ok) held.push({ permit: r.permit, at: clock.now() });
+            });
+            await clock.flush();
+          } else if (o.kind === 'release' && held.length > 0) {
+            const { permit, at } = held.splice(o.pick % held.length, 1)[0]!;
+            const before = samples.length;
+            permit.release(o.outcome);
+            if (o.twice) permit.release('dropped');
+            if (o.outcome !== 'ignored') {
+              expected++;
+              expect(samples.length).toBe(before + 1);
+              expect(samples.at(-1)!.rttMs).toBe(clock.now() - at);
+              expect(samples.at(-1)!.dropped).toBe(o.outcome === 'dropped');
+            } else expect(samples.length).toBe(before);
+            await clock.flush();
+          } else if (o.kind === 'advance') await clock.advance(o.ms);
+          expect(limiter.active).toBe(held.length);
+        }
+        expect(samples).toHaveLength(expected);
+        for (const s of samples) expect(s.inflight).toBeGreaterThanOrEqual(1);
+        for (const h of held) h.permit.release('ignored');
+        await clock.runAll();
+        for (const h of held.splice(0)) h.permit.release('ignored');
+        expect(limiter.active).toBe(0);
+        expect(limiter.queued).toBe(0);
+      }),
+      { numRuns: 150 },
+    );
   });
 });
