@@ -47,11 +47,6 @@ export class Partitions {
     return new Partitions(shares);
   }
 
-  /** Permits held by work of this rank. */
-  busy(rank: number): number {
-    return this.#busy[rank]!;
-  }
-
   /** Whether work of this rank is still within its guaranteed share of `limit`. */
   entitled(rank: number, limit: number): boolean {
     const share = this.#shares[rank]!;
