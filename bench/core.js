@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench`: decision overhead of Spillway's core primitives against the peers users
 // would pick instead, measured side by side in one process (BENCHMARKS.md S8, micro part).
-// Usage: node bench/core.js [--rounds N] [--json]
+// Usage: node bench/core.js [--rounds N] [--json] [--group substring]
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { bulkhead } from 'cockatiel';
@@ -11,11 +11,22 @@ import PQueue from 'p-queue';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import Bottleneck from 'bottleneck';
 import { TokenBucket as LimiterTokenBucket } from 'limiter';
-import { concurrencyLimit, keyedTokenBuckets, tokenBucket } from '../dist/index.js';
+import {
+  aimdLimit,
+  concurrencyLimit,
+  gradientLimit,
+  keyedTokenBuckets,
+  tokenBucket,
+  vegasLimit,
+} from '../dist/index.js';
 import { runGroup, table } from './micro.js';
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '15' }, json: { type: 'boolean', default: false } },
+  options: {
+    rounds: { type: 'string', default: '15' },
+    json: { type: 'boolean', default: false },
+    group: { type: 'string', default: '' },
+  },
 });
 const rounds = Number(values.rounds);
 
@@ -32,6 +43,24 @@ const huge = 2 ** 31;
 const perf = globalThis.performance;
 const noop = () => undefined;
 const keys = Array.from({ length: 10_000 }, (_, i) => `client-${i}`);
+// RTTs an adaptive limit is fed: 64 values between 10 and 40 ms, so windows have a spread.
+const rtts = Array.from({ length: 64 }, (_, i) => 10 + ((i * 37) % 64) * 0.47);
+
+/** A case feeding one sample per call to an adaptive limit. */
+function sampleCase(name, make) {
+  return {
+    name,
+    kind: 'sync',
+    make: () => {
+      const limit = make();
+      let i = 0;
+      return () => {
+        limit.onSample({ rttMs: rtts[(i = (i + 1) & 63)], inflight: 30, dropped: false });
+        return true;
+      };
+    },
+  };
+}
 
 /** @type {import('./micro.js').Group[]} */
 const groups = [
@@ -217,6 +246,30 @@ const groups = [
       },
     ],
   },
+  {
+    name: 'Adaptive limit: cost of onSample',
+    note: 'One sample per call, RTTs cycling through 64 values, default 1 s windows on the system clock: the cost includes the clock reads (every sample for the first 512 of a window, then every 8th) and the amortised window close (a sort of at most 512 RTTs). Target: ≤ 100 ns. No peer does this in JavaScript.',
+    cases: [
+      sampleCase('spillway gradientLimit().onSample()', () => gradientLimit()),
+      sampleCase('spillway vegasLimit().onSample()', () => vegasLimit()),
+      sampleCase('spillway aimdLimit().onSample()', () => aimdLimit()),
+      sampleCase('spillway gradientLimit().onSample(), frozen clock', () =>
+        gradientLimit({ clock: frozenClock }),
+      ),
+      {
+        name: 'spillway tryAcquire() + release() feeding gradientLimit()',
+        kind: 'sync',
+        make: () => {
+          const l = concurrencyLimit({ limit: gradientLimit({ initialLimit: 100 }) });
+          return () => {
+            const r = l.tryAcquire();
+            if (r.ok) r.permit.release();
+            return r.ok;
+          };
+        },
+      },
+    ],
+  },
 ];
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, Node ${process.version}`;
@@ -225,7 +278,7 @@ const out = [
   `Machine: ${machine}. Rounds: ${rounds}, interleaved. Command: \`npm run bench\`.`,
   '',
 ];
-for (const group of groups) {
+for (const group of groups.filter((g) => g.name.includes(values.group))) {
   const results = await runGroup(group, {
     rounds,
     onProgress: (r, n) => process.stderr.write(`\r${group.name}: round ${r}/${n}   `),

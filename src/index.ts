@@ -80,7 +80,18 @@ export {
   type ReleaseEvent,
   type Work,
 } from './core/concurrency-limit/concurrency-limit.js';
-export type { Permit } from './core/concurrency-limit/permit.js';
+export type { Permit, PermitOutcome } from './core/concurrency-limit/permit.js';
+export type { LimitSample } from './core/concurrency-limit/limit-source.js';
+export type { PartitionShares } from './core/concurrency-limit/partitions.js';
+export type {
+  AdaptiveLimit,
+  LimitBoundsOptions,
+  LimitChangeEvent,
+} from './core/adaptive-limit/adaptive-limit.js';
+export type { WindowOptions } from './core/adaptive-limit/sample-window.js';
+export { aimdLimit, type AimdLimitOptions } from './core/adaptive-limit/aimd-limit.js';
+export { vegasLimit, type VegasLimitOptions } from './core/adaptive-limit/vegas-limit.js';
+export { gradientLimit, type GradientLimitOptions } from './core/adaptive-limit/gradient-limit.js';
 export { deadline, type Deadline, type DeadlineOptions } from './core/deadline/deadline.js';
 export {
   penaltyBox,

@@ -17,3 +17,9 @@ export {
 export { clientAddress, type TrustProxy } from './client-address.js';
 export { Admitted, ClientDisconnectedError, type RequestContext } from './request-context.js';
 export type { CriticalityPolicy, QuotaOptions, RouteOptions, RouteSettings } from './route.js';
+export {
+  eventLoopMonitor,
+  type EventLoopMonitor,
+  type EventLoopMonitorOptions,
+  type EventLoopSample,
+} from './event-loop-monitor.js';

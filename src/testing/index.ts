@@ -1,6 +1,7 @@
 /**
- * Helpers for testing code that uses Spillway: a virtual clock (no fake timers, no sleeping)
- * and the conformance suite every {@link RateStore} must pass.
+ * Helpers for testing code that uses Spillway: a virtual clock (no fake timers, no sleeping),
+ * a simulated resource of known capacity (`createSlotServer`) and the conformance suite every
+ * {@link RateStore} must pass.
  *
  * @module
  */
@@ -9,3 +10,9 @@ export {
   type VirtualClock,
   type VirtualClockOptions,
 } from './virtual-clock.js';
+export {
+  createSlotServer,
+  type SlotServer,
+  type SlotServerCallback,
+  type SlotServerOptions,
+} from './slot-server.js';

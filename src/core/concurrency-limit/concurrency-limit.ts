@@ -11,7 +11,9 @@ import { systemClock } from '../clock/clock.js';
 import { criticalities, criticalityRank, type Criticality } from '../criticality/criticality.js';
 import { SpillwayArgumentError } from '../errors/argument-error.js';
 import { SpillwayConfigError } from '../errors/config-error.js';
+import { errorCodes } from '../errors/codes.js';
 import { rejectionError, type RejectionReason } from '../errors/rejected-error.js';
+import { isSpillwayError } from '../errors/spillway-error.js';
 import { Emitter, type Event } from '../events/emitter.js';
 import {
   clockLike,
@@ -21,21 +23,25 @@ import {
   positiveInteger,
   positiveNumber,
 } from '../internal/validate.js';
-import { SlotPermit, type Permit, type PermitOwner } from './permit.js';
-import { WaiterLine, type Waiter } from './waiter-line.js';
+import type { LimitSample, LimitSource } from './limit-source.js';
+import { Partitions, type PartitionShares } from './partitions.js';
+import { SlotPermit, type Permit, type PermitOutcome, type PermitOwner } from './permit.js';
+import { WaiterLine, rankCount, type Waiter } from './waiter-line.js';
 
-/** A limit that can move (adaptive limits implement it). Read on every decision. */
-export interface LimitSource {
-  /** The limit now; values below 1 count as 1, fractions are floored. */
-  readonly current: number;
-}
+export type { LimitSample, LimitSource } from './limit-source.js';
+export type { PartitionShares } from './partitions.js';
 
 /** Order in which waiters get slots. */
 export type QueueOrder = 'fifo' | 'lifo' | 'adaptive';
 
 /** Options of {@link concurrencyLimit}. */
 export interface ConcurrencyLimitOptions {
-  /** Most permits held at once: a positive integer or a {@link LimitSource}. Required. */
+  /**
+   * Most permits held at once: a positive integer or a {@link LimitSource}. Required. When the
+   * source has `onSample` (an adaptive limit such as `gradientLimit()`), every released permit
+   * is reported to it: hold time, in-flight count at grant, and whether it was released as
+   * `'dropped'`.
+   */
   readonly limit: number | LimitSource;
   /** Most callers waiting in line; 0 refuses at once when every slot is taken. @default 0 */
   readonly maxQueue?: number;
@@ -51,6 +57,13 @@ export interface ConcurrencyLimitOptions {
   readonly codelTargetMs?: number;
   /** CoDel interval in ms (`adaptive` only). @default 100 */
   readonly codelIntervalMs?: number;
+  /**
+   * Share of the limit guaranteed to each criticality, e.g. `{ critical: 0.9, sheddable: 0.1 }`
+   * (fractions summing to at most 1; a criticality not named gets no guarantee). While slots
+   * are free anyone takes them; once all are taken, work still within its share is admitted
+   * anyway (past the limit by at most the late shares, and past the line). Off by default.
+   */
+  readonly partitions?: PartitionShares | undefined;
   /** Where time comes from. @default systemClock */
   readonly clock?: Clock;
 }
@@ -90,9 +103,11 @@ export interface RejectEvent {
 
 /** Emitted when a permit is released. */
 export interface ReleaseEvent {
-  /** Milliseconds the permit was held; NaN if nobody listened when it was acquired. */
+  /** Milliseconds the permit was held; NaN if nobody measured when it was acquired. */
   readonly holdMs: number;
   readonly active: number;
+  /** How the holder said the work ended. */
+  readonly outcome: PermitOutcome;
 }
 
 /** The work given to {@link ConcurrencyLimit.run}. */
@@ -106,7 +121,9 @@ export interface ConcurrencyLimit {
   acquire(options?: AcquireOptions): Promise<AcquireResult>;
   /**
    * Runs `fn` holding a slot until it settles; throws the matching `RejectedError` if refused.
-   * `fn` receives the caller's signal (or the deadline's) to pass down to the work.
+   * `fn` receives the caller's signal (or the deadline's) to pass down to the work. The permit
+   * is released `'dropped'` if `fn` fails after the signal aborted or with a timeout,
+   * deadline or overload error, `'ignored'` if it fails otherwise, and `'ok'` if it succeeds.
    */
   run<T>(fn: Work<T>, options?: AcquireOptions & { readonly signal?: AbortSignal }): Promise<T>;
   /** Permits held now. */
@@ -167,6 +184,8 @@ export function concurrencyLimit(options: ConcurrencyLimitOptions): ConcurrencyL
   return new Limiter({
     fixed,
     source,
+    sampler: typeof source?.onSample === 'function' ? source : undefined,
+    partitions: Partitions.from(o.partitions),
     maxQueue: nonNegativeInteger('maxQueue', o.maxQueue ?? defaults.maxQueue),
     maxQueueWaitMs: positiveNumber('maxQueueWaitMs', o.maxQueueWaitMs ?? defaults.maxQueueWaitMs),
     order: oneOf('order', o.order ?? defaults.order, ['fifo', 'lifo', 'adaptive']),
@@ -179,6 +198,9 @@ export function concurrencyLimit(options: ConcurrencyLimitOptions): ConcurrencyL
 interface Settings {
   readonly fixed: number;
   readonly source: LimitSource | undefined;
+  /** The source again when it learns from samples, so the hot path tests one field. */
+  readonly sampler: LimitSource | undefined;
+  readonly partitions: Partitions | undefined;
   readonly maxQueue: number;
   readonly maxQueueWaitMs: number;
   readonly order: QueueOrder;
@@ -227,11 +249,23 @@ function noop(): void {}
 
 /** Runs `fn` and releases the permit only once it has settled, however it ends. */
 async function runHolding<T>(permit: Permit, fn: Work<T>, signal: AbortSignal): Promise<T> {
+  let outcome: PermitOutcome = 'ok';
   try {
     return await fn({ signal });
+  } catch (error) {
+    outcome = signal.aborted || signalsOverload(error) ? 'dropped' : 'ignored';
+    throw error;
   } finally {
-    permit.release();
+    permit.release(outcome);
   }
+}
+
+/** Failures that mean "too slow or too busy", which adaptive limits treat as drops. */
+function signalsOverload(error: unknown): boolean {
+  if (isSpillwayError(error)) {
+    return error.code === errorCodes.overloaded || error.code === errorCodes.deadline;
+  }
+  return error instanceof Error && error.name === 'TimeoutError';
 }
 
 class Limiter implements ConcurrencyLimit, PermitOwner {
@@ -272,7 +306,8 @@ class Limiter implements ConcurrencyLimit, PermitOwner {
   }
 
   tryAcquire(): AcquireResult {
-    if (this.#line.size === 0 && this.#active < this.#limitNow()) return this.#grantNow();
+    if (this.#line.size === 0 && this.#active < this.#limitNow()) return this.#grantNow(1);
+    if (this.#s.partitions?.entitled(1, this.#limitNow()) === true) return this.#grantNow(1);
     return this.#reject('queue-full', 1, this.#retryAfterMs());
   }
 
@@ -297,11 +332,14 @@ class Limiter implements ConcurrencyLimit, PermitOwner {
       if (signal?.aborted === true)
         return Promise.resolve(this.#reject('aborted', rank, undefined));
     }
-    if (this.#line.size === 0 && this.#active < this.#limitNow()) {
+    if (
+      (this.#line.size === 0 && this.#active < this.#limitNow()) ||
+      this.#s.partitions?.entitled(rank, this.#limitNow()) === true
+    ) {
       if (expiresAt !== Infinity && expiresAt <= this.#clock.now()) {
         return Promise.resolve(this.#reject('deadline', rank, undefined));
       }
-      return Promise.resolve(this.#grantNow());
+      return Promise.resolve(this.#grantNow(rank));
     }
     return this.#enqueue(rank, signal, expiresAt);
   }
@@ -320,7 +358,7 @@ class Limiter implements ConcurrencyLimit, PermitOwner {
       this.#line.size === 0 &&
       this.#active < this.#limitNow()
     ) {
-      const granted = this.#grantNow();
+      const granted = this.#grantNow(1);
       if (granted.ok) return runHolding(granted.permit, fn, signal);
     }
     return this.acquire(options).then((result) => {
@@ -329,11 +367,19 @@ class Limiter implements ConcurrencyLimit, PermitOwner {
     });
   }
 
-  releasePermit(permit: SlotPermit): void {
+  releasePermit(permit: SlotPermit, outcome: PermitOutcome | undefined): void {
     this.#active--;
-    if (this.#released.size > 0) {
+    const s = this.#s;
+    s.partitions?.released(permit.rank);
+    const sampler = s.sampler;
+    if (sampler !== undefined || this.#released.size > 0) {
       const holdMs = this.#clock.now() - permit.acquiredAt;
-      this.#released.emit({ holdMs, active: this.#active });
+      if (sampler !== undefined && outcome !== 'ignored') {
+        feed(sampler, { rttMs: holdMs, inflight: permit.inflight, dropped: outcome === 'dropped' });
+      }
+      if (this.#released.size > 0) {
+        this.#released.emit({ holdMs, active: this.#active, outcome: outcome ?? 'ok' });
+      }
     }
     if (this.#line.size > 0) this.#drain();
   }
@@ -357,11 +403,17 @@ class Limiter implements ConcurrencyLimit, PermitOwner {
     return l >= 1 ? Math.floor(l) : 1;
   }
 
-  #grantNow(): AcquireResult {
+  #grantNow(rank: number): AcquireResult {
+    const s = this.#s;
     this.#active++;
-    if (this.#s.order === 'adaptive') this.#minDelayMs = 0;
-    const measure = this.#released.size > 0;
-    const permit = new SlotPermit(this, measure ? this.#clock.now() : Number.NaN);
+    if (s.order === 'adaptive') this.#minDelayMs = 0;
+    // Read the clock only when somebody needs hold times: the fixed-limit path stays clock-free.
+    const measure = s.sampler !== undefined || this.#released.size > 0;
+    const permit = new SlotPermit(this, measure ? this.#clock.now() : Number.NaN, this.#active);
+    if (s.partitions !== undefined) {
+      permit.rank = rank;
+      s.partitions.acquired(rank);
+    }
     if (this.#acquired.size > 0)
       this.#acquired.emit({ waitMs: 0, active: this.#active, queued: this.#line.size });
     return { ok: true, permit };
@@ -410,25 +462,46 @@ class Limiter implements ConcurrencyLimit, PermitOwner {
   #drain(): void {
     const s = this.#s;
     const adaptive = s.order === 'adaptive';
+    if (s.partitions !== undefined) this.#drainEntitled(s.partitions);
     while (this.#line.size > 0 && this.#active < this.#limitNow()) {
       const now = this.#clock.now();
       if (adaptive) {
         this.#codel(now);
         if (this.#line.size === 0) return;
       }
-      const waiter = this.#line.next(this.#lifo()) as QueuedAcquire;
-      const waitMs = now - waiter.enqueuedAt;
-      if (adaptive && waitMs < this.#minDelayMs) this.#minDelayMs = waitMs;
-      const gap = now - Math.max(this.#lastGrantAt, this.#busySince);
-      this.#gapMs = this.#gapMs === undefined ? gap : this.#gapMs * 0.8 + gap * 0.2;
-      this.#lastGrantAt = now;
-      this.#unlink(waiter);
-      this.#active++;
-      const permit = new SlotPermit(this, this.#released.size > 0 ? now : Number.NaN);
-      if (this.#acquired.size > 0)
-        this.#acquired.emit({ waitMs, active: this.#active, queued: this.#line.size });
-      waiter.resolve({ ok: true, permit });
+      this.#grantWaiter(this.#line.next(this.#lifo()) as QueuedAcquire, now);
     }
+  }
+
+  /** Waiters whose criticality is back within its guaranteed share go first, limit or not. */
+  #drainEntitled(partitions: Partitions): void {
+    for (let rank = 0; rank < rankCount; rank++) {
+      while (this.#line.count(rank) > 0 && partitions.entitled(rank, this.#limitNow())) {
+        const lifo = this.#lifo();
+        const waiter = (lifo ? this.#line.newest(rank) : this.#line.oldest(rank)) as QueuedAcquire;
+        this.#grantWaiter(waiter, this.#clock.now());
+      }
+    }
+  }
+
+  #grantWaiter(waiter: QueuedAcquire, now: number): void {
+    const s = this.#s;
+    const waitMs = now - waiter.enqueuedAt;
+    if (s.order === 'adaptive' && waitMs < this.#minDelayMs) this.#minDelayMs = waitMs;
+    const gap = now - Math.max(this.#lastGrantAt, this.#busySince);
+    this.#gapMs = this.#gapMs === undefined ? gap : this.#gapMs * 0.8 + gap * 0.2;
+    this.#lastGrantAt = now;
+    this.#unlink(waiter);
+    this.#active++;
+    const measure = s.sampler !== undefined || this.#released.size > 0;
+    const permit = new SlotPermit(this, measure ? now : Number.NaN, this.#active);
+    if (s.partitions !== undefined) {
+      permit.rank = waiter.rank;
+      s.partitions.acquired(waiter.rank);
+    }
+    if (this.#acquired.size > 0)
+      this.#acquired.emit({ waitMs, active: this.#active, queued: this.#line.size });
+    waiter.resolve({ ok: true, permit });
   }
 
   /** CoDel: once per interval decide whether a standing line exists; if so, drop stale waiters. */
@@ -483,5 +556,16 @@ class Limiter implements ConcurrencyLimit, PermitOwner {
     return retryAfterMs === undefined
       ? frozenRejections[reason]
       : { ok: false, reason, retryAfterMs };
+  }
+}
+
+/** Reports a sample; a throwing user-supplied limit must not break the release that fed it. */
+function feed(source: LimitSource, sample: LimitSample): void {
+  try {
+    source.onSample!(sample);
+  } catch (error) {
+    queueMicrotask(() => {
+      throw error;
+    });
   }
 }

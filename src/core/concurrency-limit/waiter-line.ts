@@ -83,6 +83,16 @@ export class WaiterLine {
     return this.#oldest[rank];
   }
 
+  /** The newest waiter of the given group. */
+  newest(rank: number): Waiter | undefined {
+    return this.#newest[rank];
+  }
+
+  /** Waiters in the given group. */
+  count(rank: number): number {
+    return this.#counts[rank]!;
+  }
+
   /** How many waiters would be served before a new arrival of `rank`. */
   ahead(rank: number, lifo: boolean): number {
     let n = 0;
