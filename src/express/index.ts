@@ -103,9 +103,9 @@ export function spillway(options: AdmissionOptions = {}): ExpressGuard {
         Promise.resolve()
           .then(() => handler(req, res, context))
           .then(
-            () => context.finish(),
+            () => context.finish(context.signal.aborted ? 'dropped' : 'ok'),
             (error: unknown) => {
-              context.finish();
+              context.finish(refusalFromError(error) === undefined ? 'ignored' : 'dropped');
               answerError(error, res, next);
             },
           );

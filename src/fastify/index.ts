@@ -99,16 +99,19 @@ const plugin: FastifyPluginCallback<AdmissionOptions> = (
     ) {
       const context = request.spillway as Admitted | null;
       started.add(request);
+      let outcome: 'ok' | 'dropped' | 'ignored' = 'ok';
       try {
         const value: unknown = await original.call(this, request, reply);
         return value;
       } catch (error) {
         const refusal = refusalFromError(error);
+        outcome = refusal === undefined ? 'ignored' : 'dropped';
         if (refusal === undefined || reply.sent) throw error;
         sendRefusal(reply, refusalResponse(refusal, guard.headerNames), false);
         return reply;
       } finally {
-        context?.finish();
+        if (outcome === 'ok' && context?.signal.aborted === true) outcome = 'dropped';
+        context?.finish(outcome);
       }
     };
   });
@@ -145,6 +148,10 @@ const plugin: FastifyPluginCallback<AdmissionOptions> = (
   };
   fastify.addHook('onResponse', (request: FastifyRequest, _reply: FastifyReply, next) => {
     finishUnstarted(request);
+    next();
+  });
+  fastify.addHook('onClose', (_instance, next) => {
+    guard.close();
     next();
   });
   fastify.addHook('onRequestAbort', (request: FastifyRequest, next) => {

@@ -17,6 +17,7 @@ import {
   type Clock,
   type PenaltyBox,
   type PenaltyBoxOptions,
+  type PermitOutcome,
   type RateDecision,
   SpillwayConfigError,
 } from '../index.js';
@@ -32,6 +33,11 @@ import {
   type RefusalResponse,
 } from '../http/index.js';
 import { clientAddress, type TrustProxy } from './client-address.js';
+import {
+  eventLoopMonitor,
+  type EventLoopMonitor,
+  type EventLoopMonitorOptions,
+} from './event-loop-monitor.js';
 import { Admitted, type ContextInit, type RequestContext } from './request-context.js';
 import {
   RouteTable,
@@ -63,6 +69,12 @@ export interface AdmissionOptions extends RouteSettings {
    * single server) or `elsewhere` (another replica; no Retry-After). @default 'later'
    */
   readonly capacitySignal?: 'later' | 'elsewhere';
+  /**
+   * Watch the event loop itself and shed by criticality while it is saturated (see
+   * `eventLoopMonitor`): `true` for the defaults, its options, or a monitor you made (which the
+   * guard then does not close). @default false
+   */
+  readonly eventLoop?: boolean | EventLoopMonitorOptions | EventLoopMonitor;
   /** Handler failures that are not overload (answered with 500). @default logs to stderr */
   readonly onError?: (error: unknown, req: IncomingMessage) => void;
   /** Where time comes from. @default systemClock */
@@ -119,6 +131,12 @@ export interface Admission {
   ): { readonly active: number; readonly queued: number; readonly limit: number } | undefined;
   /** The header names in use. */
   readonly headerNames: HeaderNames;
+  /** Admitted requests not yet finished, across routes. */
+  readonly inflight: number;
+  /** The event-loop monitor in use, if any. */
+  readonly eventLoop: EventLoopMonitor | undefined;
+  /** Stops background work (the event-loop monitor the guard started). Idempotent. */
+  close(): void;
 }
 
 /** Subscribe to see every refusal (published only when someone listens). */
@@ -151,7 +169,14 @@ class Guard implements Admission {
   readonly #box: PenaltyBox | undefined;
   readonly #capacitySignal: 'later' | 'elsewhere';
   readonly #onError: (error: unknown, req: IncomingMessage) => void;
+  readonly eventLoop: EventLoopMonitor | undefined;
+  readonly #ownsMonitor: boolean;
+  #inflight = 0;
   #unnamed = 0;
+  readonly #onFinish = (context: Admitted): void => {
+    this.#inflight--;
+    this.eventLoop?.onComplete(this.#clock.now() - context.startedAt);
+  };
 
   constructor(o: AdmissionOptions) {
     this.#o = o;
@@ -183,6 +208,23 @@ class Guard implements Admission {
           `spillway: handler for ${req.method} ${req.url} failed: ${String(error)}\n`,
         );
       });
+    const loop = o.eventLoop ?? false;
+    if (loop === false) {
+      this.eventLoop = undefined;
+      this.#ownsMonitor = false;
+    } else if (
+      typeof loop === 'object' &&
+      typeof (loop as EventLoopMonitor).shouldShed === 'function'
+    ) {
+      this.eventLoop = loop as EventLoopMonitor;
+      this.#ownsMonitor = false;
+    } else {
+      this.eventLoop = eventLoopMonitor({
+        clock: this.#clock,
+        ...(loop === true ? {} : (loop as EventLoopMonitorOptions)),
+      });
+      this.#ownsMonitor = true;
+    }
     this.#routes = new RouteTable(
       buildRoute(defaultRouteName, {}, { base: o, clock: this.#clock }),
     );
@@ -199,6 +241,14 @@ class Guard implements Admission {
     const route = buildRoute(name, options, { base: this.#o, clock: this.#clock });
     this.#routes.add(options.match, options.method?.toUpperCase(), route);
     return name;
+  }
+
+  get inflight(): number {
+    return this.#inflight;
+  }
+
+  close(): void {
+    if (this.#ownsMonitor) this.eventLoop?.close();
   }
 
   stats(
@@ -227,12 +277,15 @@ class Guard implements Admission {
   }
 
   async run(handler: AdmittedHandler, context: Admitted): Promise<void> {
+    let outcome: PermitOutcome = 'ok';
     try {
       await handler(context.req, context.res, context);
     } catch (error) {
+      outcome = outcomeOf(error);
       this.fail(error, context.req, context.res);
     } finally {
-      context.finish();
+      if (outcome === 'ok' && context.signal.aborted) outcome = 'dropped';
+      context.finish(outcome);
     }
   }
 
@@ -291,6 +344,8 @@ class Guard implements Admission {
         route: route.name,
         req,
         res,
+        startedAt: now,
+        onFinish: this.#onFinish,
       },
     };
     const quota = route.quota;
@@ -327,10 +382,14 @@ class Guard implements Admission {
   #acquire(p: Pending): AdmitResult | Promise<AdmitResult> {
     const { route, init, rank } = p;
     const res = init.res;
+    const loop = this.eventLoop;
+    if (loop !== undefined && loop.shouldShed(init.criticality, this.#inflight)) {
+      return this.#refuse({ reason: 'overloaded', retryAfterMs: 1_000 }, p);
+    }
     const limiter = route.limiter;
-    if (limiter === undefined) return admitted(new Admitted(init).start(undefined));
+    if (limiter === undefined) return this.#admitted(new Admitted(init).start(undefined));
     const now = limiter.tryAcquire();
-    if (now.ok) return admitted(new Admitted(init).start(now.permit));
+    if (now.ok) return this.#admitted(new Admitted(init).start(now.permit));
     if (route.maxQueue === 0) {
       return this.#refuse(
         { reason: 'capacity', signal: this.#capacitySignal, retryAfterMs: now.retryAfterMs },
@@ -361,7 +420,7 @@ class Guard implements Admission {
             r.permit.release();
             return gone;
           }
-          return admitted(new Admitted(init, controller).start(r.permit));
+          return this.#admitted(new Admitted(init, controller).start(r.permit));
         }
         switch (r.reason) {
           case 'aborted':
@@ -377,6 +436,11 @@ class Guard implements Admission {
             );
         }
       });
+  }
+
+  #admitted(context: Admitted): AdmitResult {
+    this.#inflight++;
+    return { admitted: true, context, exempt: false };
   }
 
   #keyOf(req: IncomingMessage): string {
@@ -471,8 +535,9 @@ const gone: AdmitResult = Object.freeze({
   closeConnection: false,
 });
 
-function admitted(context: Admitted): AdmitResult {
-  return { admitted: true, context, exempt: false };
+/** How a failed handler's work ended, for adaptive limits: overload and deadlines are drops. */
+function outcomeOf(error: unknown): PermitOutcome {
+  return refusalFromError(error) === undefined ? 'ignored' : 'dropped';
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

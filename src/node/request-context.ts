@@ -12,6 +12,7 @@ import {
   type Clock,
   type Criticality,
   type Permit,
+  type PermitOutcome,
   type TimerHandle,
 } from '../index.js';
 
@@ -53,6 +54,10 @@ export interface ContextInit {
   readonly route: string;
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
+  /** When the request arrived, on `clock`. */
+  readonly startedAt: number;
+  /** Told once when the request finishes (the guard's in-flight count and load signals). */
+  readonly onFinish?: ((context: Admitted, outcome: PermitOutcome) => void) | undefined;
 }
 
 /** A live admitted request: the context, plus the lifecycle the adapters drive. */
@@ -63,6 +68,9 @@ export class Admitted implements RequestContext {
   readonly key: string;
   readonly route: string;
   readonly clock: Clock;
+  /** When the request arrived, on `clock`. */
+  readonly startedAt: number;
+  readonly #onFinish: ((context: Admitted, outcome: PermitOutcome) => void) | undefined;
   /** The request (adapters need it back when they run the handler). */
   readonly req: IncomingMessage;
   readonly #controller: AbortController;
@@ -79,6 +87,8 @@ export class Admitted implements RequestContext {
     this.key = init.key;
     this.route = init.route;
     this.req = init.req;
+    this.startedAt = init.startedAt;
+    this.#onFinish = init.onFinish;
     this.#res = init.res;
     this.#controller = controller ?? new AbortController();
   }
@@ -107,8 +117,11 @@ export class Admitted implements RequestContext {
     return this;
   }
 
-  /** Releases the permit and detaches; idempotent. Call when the handler's work has settled. */
-  finish(): void {
+  /**
+   * Releases the permit and detaches; idempotent. Call when the handler's work has settled;
+   * `outcome` tells an adaptive limit how it ended (`dropped` for overload or deadline).
+   */
+  finish(outcome: PermitOutcome = 'ok'): void {
     if (this.#finished) return;
     this.#finished = true;
     if (this.#timer !== undefined) {
@@ -118,7 +131,8 @@ export class Admitted implements RequestContext {
     this.#res.removeListener('close', this.#onClose);
     const permit = this.#permit;
     this.#permit = undefined;
-    permit?.release();
+    permit?.release(outcome);
+    this.#onFinish?.(this, outcome);
   }
 
   /** True once {@link Admitted.finish} ran. */
