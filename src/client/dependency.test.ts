@@ -58,6 +58,28 @@ describe('dependency options', () => {
     await expect(dep.call(5 as never)).rejects.toThrow(/`fn`/);
   });
 
+  it('resolves string inputs against baseUrl as new URL(input, baseUrl) does', async () => {
+    const targets: string[] = [];
+    const recording: FetchLike = (input) => {
+      targets.push(String(input));
+      return Promise.resolve(new Response('x'));
+    };
+    const dep = dependency({ name: 'x', fetch: recording, baseUrl: 'http://h:8080/api/v1/' });
+    for (const input of ['/users?id=1', 'users/2', '../v2/x', 'http://other/z', '//cdn/y']) {
+      await dep.fetch(input);
+    }
+    expect(targets).toEqual([
+      'http://h:8080/users?id=1',
+      'http://h:8080/api/v1/users/2',
+      'http://h:8080/api/v2/x',
+      'http://other/z',
+      'http://cdn/y',
+    ]);
+    const url = new URL('http://h/q');
+    await dependency({ name: 'x', fetch: recording }).fetch(url);
+    expect(targets.at(-1)).toBe('http://h/q');
+  });
+
   it('uses configured field names', async () => {
     const seen: Headers[] = [];
     const dep = dependency({

@@ -261,10 +261,12 @@ export function dependency(options: DependencyOptions): Dependency {
   if (typeof fetchFn !== 'function') {
     throw new SpillwayConfigError('fetch', 'a fetch-compatible function', fetchFn);
   }
-  let baseUrl: string | undefined;
+  let baseUrl: { readonly href: string; readonly origin: string } | undefined;
   if (o.baseUrl !== undefined) {
     try {
-      baseUrl = new URL(o.baseUrl).href;
+      const url = new URL(o.baseUrl);
+      if (url.origin === 'null') throw new TypeError('no origin');
+      baseUrl = { href: url.href, origin: url.origin };
     } catch {
       throw new SpillwayConfigError('baseUrl', 'an absolute URL', o.baseUrl);
     }
@@ -296,13 +298,15 @@ interface Settings {
   readonly throttle: AdaptiveThrottle | undefined;
   readonly timeoutMs: number;
   readonly fetch: FetchLike;
-  readonly baseUrl: string | undefined;
+  readonly baseUrl: { readonly href: string; readonly origin: string } | undefined;
   readonly names: HeaderNames;
 }
 
 /** One call's settled options. */
 interface CallState {
   readonly expiresAt: number;
+  /** True when a caller signal already aborts at `expiresAt` (a `Deadline`'s): no timer needed. */
+  readonly deadlineSignalled: boolean;
   /** Every caller signal joined (the options', the init's, the deadline's). */
   readonly signal: AbortSignal | undefined;
   readonly criticality: Criticality;
@@ -315,6 +319,33 @@ interface Work<T> {
 }
 
 const neverAborted = new AbortController().signal;
+
+/** What `call`'s function sees; the signal is made only if the function asks for it. */
+class Context implements DependencyContext {
+  readonly attempt: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly criticality: Criticality;
+  readonly remainingMs: number | undefined;
+  readonly #scope: AttemptScope;
+
+  constructor(p: {
+    readonly attempt: number;
+    readonly scope: AttemptScope;
+    readonly headers: Readonly<Record<string, string>>;
+    readonly criticality: Criticality;
+    readonly remainingMs: number | undefined;
+  }) {
+    this.attempt = p.attempt;
+    this.headers = p.headers;
+    this.criticality = p.criticality;
+    this.remainingMs = p.remainingMs;
+    this.#scope = p.scope;
+  }
+
+  get signal(): AbortSignal {
+    return this.#scope.signal ?? neverAborted;
+  }
+}
 
 class Client implements Dependency {
   readonly name: string;
@@ -347,8 +378,7 @@ class Client implements Dependency {
     options?: CallOptions,
   ): Promise<Response> {
     const s = this.#s;
-    const target =
-      s.baseUrl !== undefined && typeof input === 'string' ? new URL(input, s.baseUrl).href : input;
+    const target = typeof input === 'string' ? resolveUrl(input, s.baseUrl) : input;
     const request = typeof input === 'object' && input instanceof Request ? input : undefined;
     const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
     // A streamed body cannot be sent twice, so such a request gets one attempt.
@@ -376,7 +406,7 @@ class Client implements Dependency {
             cause: error,
           });
         }
-        const refusal = await refusalOf(response, { names, wallNowMs: clock.wallNow() });
+        const refusal = await refusalOf(response, { names, wallNow: () => clock.wallNow() });
         if (refusal === undefined) return response;
         throw new DependencyOverloadedError(`${name} refused the request (${response.status})`, {
           signal: refusal.signal,
@@ -438,7 +468,12 @@ class Client implements Dependency {
 
   #callState(options: CallOptions | undefined, extraSignal: AbortSignal | undefined): CallState {
     if (options === undefined) {
-      return { expiresAt: Infinity, signal: extraSignal, criticality: 'critical' };
+      return {
+        expiresAt: Infinity,
+        deadlineSignalled: false,
+        signal: extraSignal,
+        criticality: 'critical',
+      };
     }
     if (typeof options !== 'object' || options === null) {
       throw new SpillwayArgumentError('options', 'an options object', options);
@@ -481,6 +516,7 @@ class Client implements Dependency {
     }
     return {
       expiresAt,
+      deadlineSignalled: deadlineSignal !== undefined,
       signal: joinSignals([signal, extraSignal, deadlineSignal]),
       criticality,
     };
@@ -519,24 +555,30 @@ class Client implements Dependency {
     }
     const now = clock.now();
     const deadlineMs = call.expiresAt - now;
-    const timerMs = Math.min(deadlineMs, s.timeoutMs);
+    const timeoutFirst = s.timeoutMs < deadlineMs;
+    const remainingMs = timeoutFirst
+      ? s.timeoutMs
+      : deadlineMs === Infinity
+        ? undefined
+        : deadlineMs;
+    // A Deadline's own signal already aborts at expiresAt: a timer is needed only for timeoutMs.
+    const timerMs = timeoutFirst || !call.deadlineSignalled ? (remainingMs ?? Infinity) : Infinity;
     const scope = new AttemptScope({
       clock,
       callerSignal: call.signal,
       timerMs,
       reason: () =>
-        timerMs === deadlineMs
-          ? new DeadlineExceededError()
-          : new DependencyTimeoutError({
+        timeoutFirst
+          ? new DependencyTimeoutError({
               timeoutMs: s.timeoutMs,
               dependency: s.name,
               attempts: attempt,
-            }),
+            })
+          : new DeadlineExceededError(),
     });
-    const remainingMs = timerMs === Infinity ? undefined : timerMs;
-    const context: DependencyContext = {
+    const context = new Context({
       attempt,
-      signal: scope.signal ?? neverAborted,
+      scope,
       headers: propagationHeaders({
         names: s.names,
         remainingMs,
@@ -545,7 +587,7 @@ class Client implements Dependency {
       }),
       criticality: call.criticality,
       remainingMs,
-    };
+    });
     try {
       const value = await work.run(context, scope);
       if (work.failed?.(value) === true) ticket?.failure();
@@ -582,8 +624,12 @@ class Client implements Dependency {
     }
     const callerSignal = at.call.signal;
     if (callerSignal?.aborted === true) {
-      at.ticket?.ignore(); // the caller gave up: says nothing about the dependency
-      return callerSignal.reason;
+      const reason: unknown = callerSignal.reason;
+      // A deadline passing in flight means the dependency was too slow for it; any other
+      // abort is the caller giving up, which says nothing about the dependency.
+      if (reason instanceof DeadlineExceededError) at.ticket?.failure();
+      else at.ticket?.ignore();
+      return reason;
     }
     if (isLocalRefusal(error)) {
       at.ticket?.ignore();
@@ -599,6 +645,19 @@ class Client implements Dependency {
     }
     return error;
   }
+}
+
+/**
+ * `input` against `baseUrl`, as `new URL(input, baseUrl)` would; an absolute path (the common
+ * case) is joined to the origin without parsing a URL.
+ */
+function resolveUrl(
+  input: string,
+  baseUrl: { readonly href: string; readonly origin: string } | undefined,
+): string {
+  if (baseUrl === undefined) return input;
+  if (input.charCodeAt(0) === 47 && input.charCodeAt(1) !== 47) return baseUrl.origin + input;
+  return new URL(input, baseUrl.href).href;
 }
 
 function isReplayable(body: unknown): boolean {

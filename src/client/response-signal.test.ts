@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultHeaderNames, refusalResponse } from '../http/index.js';
 import { refusalOf } from './response-signal.js';
 
-const context = { names: defaultHeaderNames, wallNowMs: Date.parse('2026-01-01T00:00:00Z') };
+const context = { names: defaultHeaderNames, wallNow: () => Date.parse('2026-01-01T00:00:00Z') };
 
 function response(
   status: number,

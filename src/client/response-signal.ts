@@ -30,15 +30,15 @@ export const maxRefusalBodyBytes = 16_384;
  */
 export async function refusalOf(
   response: Response,
-  context: { readonly names: HeaderNames; readonly wallNowMs: number },
+  context: { readonly names: HeaderNames; readonly wallNow: () => number },
 ): Promise<ResponseRefusal | undefined> {
   const status = response.status;
+  // The common answer costs one comparison: headers are read only for 429 and 5xx.
+  if (status < 500 && status !== 429) return undefined;
   const headers = response.headers;
   const headerSignal = parseRetrySignal(headers.get(context.names.retry));
-  if (status !== 429 && status !== 503 && !(status >= 500 && headerSignal !== undefined)) {
-    return undefined;
-  }
-  let retryAfterMs = parseRetryAfter(headers.get('retry-after'), context.wallNowMs);
+  if (status !== 429 && status !== 503 && headerSignal === undefined) return undefined;
+  let retryAfterMs = parseRetryAfter(headers.get('retry-after'), context.wallNow());
   const body = await readSmall(response);
   let signal = headerSignal;
   if (body !== undefined && isProblem(headers.get('content-type'))) {

@@ -4,7 +4,7 @@
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dependency, type FetchLike } from '../../src/client/index.js';
-import { DeadlineExceededError, DependencyTimeoutError } from '../../src/index.js';
+import { DeadlineExceededError, DependencyTimeoutError, deadline } from '../../src/index.js';
 import { startServer, type TestServer } from './servers.js';
 
 const servers: TestServer[] = [];
@@ -43,6 +43,22 @@ describe('cancellation', () => {
 
     expect(dep.active).toBe(0);
     expect(s.seen.length).toBeLessThanOrEqual(1); // an expired deadline is never retried
+  });
+
+  it('a Deadline object cancels through its own signal, no extra timer', async () => {
+    const { s, closed } = await blackHole();
+    const dep = dependency({ name: 'hole', baseUrl: s.url });
+    const d = deadline({ timeoutMs: 100 });
+    try {
+      await expect(dep.fetch('/', undefined, { deadline: d })).rejects.toBeInstanceOf(
+        DeadlineExceededError,
+      );
+    } finally {
+      d.dispose();
+    }
+    await closed;
+    expect(dep.active).toBe(0);
+    expect(dep.breaker!.toJSON()).toMatchObject({ window: { calls: 1, failures: 1 } });
   });
 
   it('timeoutMs aborts one attempt with DependencyTimeoutError, not retried', async () => {
