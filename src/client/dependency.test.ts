@@ -165,7 +165,7 @@ describe('local refusals never count against the dependency', () => {
       clock,
       breaker: false,
       retry: false,
-      throttle: adaptiveThrottle({ clock, random: () => 0.4 }),
+      throttle: adaptiveThrottle({ clock, random: () => 0.4, minRequests: 0 }),
     });
     const errors: unknown[] = [];
     for (let i = 0; i < 100; i++)

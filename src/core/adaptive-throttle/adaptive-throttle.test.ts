@@ -18,6 +18,7 @@ describe('adaptiveThrottle', () => {
       clock: createVirtualClock(),
       random: () => 0.999,
       maxRejectProbability: 1,
+      minRequests: 0,
     });
     for (let i = 0; i < 10; i++) throttle.tryRequest();
     for (let i = 0; i < 3; i++) throttle.recordAccept();
@@ -28,7 +29,11 @@ describe('adaptiveThrottle', () => {
 
   it('refuses with that probability, capped at maxRejectProbability, using the injected random', () => {
     let r = 0.5;
-    const throttle = adaptiveThrottle({ clock: createVirtualClock(), random: () => r });
+    const throttle = adaptiveThrottle({
+      clock: createVirtualClock(),
+      random: () => r,
+      minRequests: 0,
+    });
     for (let i = 0; i < 9; i++) throttle.tryRequest(); // no accepts: p = 9/10
     expect(throttle.rejectProbability()).toBeCloseTo(0.9, 12);
     expect(throttle.tryRequest()).toEqual({ ok: false, rejectProbability: 0.9 });
@@ -60,8 +65,19 @@ describe('adaptiveThrottle', () => {
     expect(throttle.rejectProbability()).toBe(0);
   });
 
-  it('emits onReject', () => {
+  it('never refuses a quiet client: nothing until the window holds minRequests requests', () => {
     const throttle = adaptiveThrottle({ clock: createVirtualClock(), random: () => 0 });
+    for (let i = 0; i < 10; i++) expect(throttle.tryRequest().ok).toBe(true);
+    expect(throttle.rejectProbability()).toBe(0.9); // 10/11, capped
+    expect(throttle.tryRequest().ok).toBe(false);
+  });
+
+  it('emits onReject', () => {
+    const throttle = adaptiveThrottle({
+      clock: createVirtualClock(),
+      random: () => 0,
+      minRequests: 1,
+    });
     const seen: unknown[] = [];
     using _ = throttle.onReject((e) => seen.push(e));
     throttle.tryRequest('sheddable');
@@ -115,5 +131,6 @@ describe('adaptiveThrottle', () => {
     expect(() => adaptiveThrottle({ windowMs: 10, bucketMs: 100 })).toThrow(/`bucketMs`/);
     expect(() => adaptiveThrottle({ maxRejectProbability: 1.5 })).toThrow(/`maxRejectProbability`/);
     expect(() => adaptiveThrottle({ random: 'x' as never })).toThrow(/`random`/);
+    expect(() => adaptiveThrottle({ minRequests: -1 })).toThrow(/`minRequests`/);
   });
 });

@@ -16,7 +16,13 @@ import { SpillwayArgumentError } from '../errors/argument-error.js';
 import { SpillwayConfigError } from '../errors/config-error.js';
 import { Emitter, type Event } from '../events/emitter.js';
 import { SlicedWindow } from '../internal/sliced-window.js';
-import { clockLike, numberInRange, optionsObject, positiveNumber } from '../internal/validate.js';
+import {
+  clockLike,
+  nonNegativeInteger,
+  numberInRange,
+  optionsObject,
+  positiveNumber,
+} from '../internal/validate.js';
 
 /** Options of {@link adaptiveThrottle}. */
 export interface AdaptiveThrottleOptions {
@@ -30,6 +36,12 @@ export interface AdaptiveThrottleOptions {
   readonly windowMs?: number;
   /** Width of one slice of the window, in ms (at most 3,600 slices). @default 1_000 */
   readonly bucketMs?: number;
+  /**
+   * Requests of a criticality the window must hold before any is refused locally. The rule is
+   * noisy on little traffic (after one refusal it would drop every other request), so a quiet
+   * client is never throttled. @default 10
+   */
+  readonly minRequests?: number;
   /**
    * Ceiling on the refusal probability, so some requests still go and a recovery is seen
    * within seconds rather than a whole window. From 0 to 1. @default 0.9
@@ -64,6 +76,7 @@ export interface AdaptiveThrottle {
 
 const defaults = {
   k: 2,
+  minRequests: 10,
   windowMs: 120_000,
   bucketMs: 1_000,
   maxRejectProbability: 0.9,
@@ -99,17 +112,19 @@ export function adaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThr
     o.maxRejectProbability ?? defaults.maxRejectProbability,
     [0, 1],
   );
+  const minRequests = nonNegativeInteger('minRequests', o.minRequests ?? defaults.minRequests);
   const random = o.random ?? Math.random;
   if (typeof random !== 'function') {
     throw new SpillwayConfigError('random', 'a function returning numbers in [0, 1)', random);
   }
   const clock = clockLike('clock', o.clock ?? systemClock);
-  return new Throttle({ k, maxP, random, clock, slices, sliceMs: windowMs / slices });
+  return new Throttle({ k, maxP, minRequests, random, clock, slices, sliceMs: windowMs / slices });
 }
 
 interface Settings {
   readonly k: number;
   readonly maxP: number;
+  readonly minRequests: number;
   readonly random: () => number;
   readonly clock: Clock;
   readonly slices: number;
@@ -155,6 +170,7 @@ class Throttle implements AdaptiveThrottle {
 
   #probability(rank: number, now: number): number {
     const requests = this.#window.sum(2 * rank, now);
+    if (requests < this.#s.minRequests) return 0;
     const accepts = this.#window.sum(2 * rank + 1, now);
     const p = (requests - this.#s.k * accepts) / (requests + 1);
     if (!(p > 0)) return 0;
