@@ -61,7 +61,9 @@ describe('dependency options', () => {
   it('resolves string inputs against baseUrl as new URL(input, baseUrl) does', async () => {
     const targets: string[] = [];
     const recording: FetchLike = (input) => {
-      targets.push(String(input));
+      targets.push(
+        input instanceof Request ? input.url : input instanceof URL ? input.href : input,
+      );
       return Promise.resolve(new Response('x'));
     };
     const dep = dependency({ name: 'x', fetch: recording, baseUrl: 'http://h:8080/api/v1/' });
