@@ -545,6 +545,12 @@ class Client implements Dependency {
       throw rejectionError(acquired.reason, { retryAfterMs: acquired.retryAfterMs });
     }
     const permit = acquired.permit;
+    if (call.expiresAt !== Infinity && call.expiresAt <= clock.now()) {
+      // Granted at the very edge of the deadline: too late to send anything.
+      permit.release();
+      ticket?.ignore();
+      throw new DeadlineExceededError();
+    }
     if (s.throttle !== undefined) {
       const d = s.throttle.tryRequest(call.criticality);
       if (!d.ok) {
