@@ -31,6 +31,23 @@ export {
   type RetrySignal,
 } from './core/errors/overloaded-error.js';
 export {
+  RetryBudgetExhaustedError,
+  type RetryBudgetExhaustedErrorOptions,
+} from './core/errors/retry-budget-error.js';
+export {
+  CircuitOpenError,
+  type CircuitOpenErrorOptions,
+} from './core/errors/circuit-open-error.js';
+export { ThrottledError, type ThrottledErrorOptions } from './core/errors/throttled-error.js';
+export {
+  DependencyTimeoutError,
+  type DependencyTimeoutErrorOptions,
+} from './core/errors/dependency-timeout-error.js';
+export {
+  DependencyUnreachableError,
+  type DependencyUnreachableErrorOptions,
+} from './core/errors/unreachable-error.js';
+export {
   AbortedError,
   DeadlineExceededError,
   QueueFullError,
@@ -100,3 +117,58 @@ export {
   type PenaltyStep,
   type PenaltyVerdict,
 } from './core/penalty-box/penalty-box.js';
+export {
+  retryBudget,
+  isRetryBudget,
+  type RatioRetryBudgetOptions,
+  type RetryBudget,
+  type RetryBudgetExhaustedEvent,
+  type RetryBudgetOptions,
+  type RetryBudgetPolicy,
+  type TokenRetryBudgetOptions,
+} from './core/retry-budget/retry-budget.js';
+export {
+  backoff,
+  type Backoff,
+  type BackoffDecision,
+  type BackoffInput,
+  type BackoffOptions,
+} from './core/backoff/backoff.js';
+export {
+  retry,
+  maxAttemptsLimit,
+  type RetryContext,
+  type RetryEvent,
+  type RetryOptions,
+} from './core/retry/retry.js';
+export {
+  classifyError,
+  isLocalRefusal,
+  isUnsentNetworkError,
+  type RetryClass,
+} from './core/retry/classify.js';
+export {
+  circuitBreaker,
+  type BreakerCall,
+  type BreakerDecision,
+  type BreakerRunOptions,
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  type CircuitBreakerState,
+  type CircuitState,
+  type StateChangeEvent,
+} from './core/circuit-breaker/circuit-breaker.js';
+export type {
+  ConsecutiveTrip,
+  CountTrip,
+  TimeTrip,
+  TripPolicy,
+  TripSnapshot,
+} from './core/circuit-breaker/trip-policy.js';
+export {
+  adaptiveThrottle,
+  type AdaptiveThrottle,
+  type AdaptiveThrottleOptions,
+  type ThrottleDecision,
+  type ThrottleRejectEvent,
+} from './core/adaptive-throttle/adaptive-throttle.js';

@@ -24,6 +24,16 @@ export const errorCodes = Object.freeze({
   shed: 'SPILLWAY_E_SHED',
   /** A dependency refused (429/503) or is overloaded; `signal` says what to do upstream. */
   overloaded: 'SPILLWAY_E_OVERLOADED',
+  /** The caller's retry budget for a dependency is spent; do not retry at any layer. */
+  retryBudget: 'SPILLWAY_E_RETRY_BUDGET',
+  /** The caller's circuit breaker for a dependency is open (or its half-open probes are taken). */
+  circuitOpen: 'SPILLWAY_E_CIRCUIT_OPEN',
+  /** The caller's adaptive throttle refused the call locally: the dependency refuses most calls. */
+  throttled: 'SPILLWAY_E_THROTTLED',
+  /** One attempt took longer than its `timeoutMs` and was cancelled. */
+  dependencyTimeout: 'SPILLWAY_E_DEPENDENCY_TIMEOUT',
+  /** The dependency could not be reached (connection refused, reset, DNS failure). */
+  unreachable: 'SPILLWAY_E_UNREACHABLE',
 } as const);
 
 /** The union of every code in {@link errorCodes}. */

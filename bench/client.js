@@ -1,0 +1,157 @@
+#!/usr/bin/env node
+// `npm run bench:client`: what the caller's obligations cost (issue: spillway/client).
+//  1. dependency.fetch over a bare fetch against a loopback keep-alive server running in a
+//     child process (target: ≤ 5 % per call);
+//  2. retry + budget over a bare async call when the first attempt succeeds (target: ≤ 200 ns);
+//  3. dependency.call over a bare async call (the whole per-call overhead, without a network).
+// Cases of a group run interleaved in one process (BENCHMARKS.md rule 4).
+// Usage: node bench/client.js [--rounds N] [--json]
+import { spawn } from 'node:child_process';
+import { cpus } from 'node:os';
+import { parseArgs } from 'node:util';
+import { dependency } from '../dist/client/index.js';
+import { retry, retryBudget } from '../dist/index.js';
+import { runGroup, table } from './micro.js';
+
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '15' }, json: { type: 'boolean', default: false } },
+});
+const rounds = Number(values.rounds);
+
+// The server lives in its own process, so its CPU does not dilute the client's cost.
+const serverCode = `
+  const http = require('node:http');
+  const server = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+    res.end('ok');
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
+`;
+const child = spawn(process.execPath, ['-e', serverCode], { stdio: ['ignore', 'pipe', 'inherit'] });
+const port = await new Promise((resolve, reject) => {
+  child.stdout.once('data', (d) => resolve(Number(String(d).trim())));
+  child.once('error', reject);
+});
+const url = `http://127.0.0.1:${port}/`;
+
+const one = () => Promise.resolve(1);
+
+/** @type {import('./micro.js').Group[]} */
+const groups = [
+  {
+    name: 'dependency.fetch over bare fetch (loopback keep-alive, server in a child process)',
+    note: 'One request at a time; each op reads the 2-byte body. Target: the first Spillway row ≤ 1.05 × bare.',
+    cases: [
+      {
+        name: 'bare fetch(url)',
+        peer: true,
+        kind: 'async',
+        make: () => async () => (await fetch(url)).arrayBuffer(),
+      },
+      {
+        name: 'dependency.fetch(url), defaults',
+        kind: 'async',
+        make: () => {
+          const dep = dependency({ name: 'bench' });
+          return async () => (await dep.fetch(url)).arrayBuffer();
+        },
+      },
+      {
+        name: 'dependency.fetch(url, init, { deadline: 5000, criticality })',
+        kind: 'async',
+        make: () => {
+          const dep = dependency({ name: 'bench' });
+          const options = { deadline: 5_000, criticality: 'sheddable' };
+          return async () => (await dep.fetch(url, undefined, options)).arrayBuffer();
+        },
+      },
+      {
+        name: 'dependency.fetch(url), breaker and throttle off',
+        kind: 'async',
+        make: () => {
+          const dep = dependency({ name: 'bench', breaker: false, throttle: false });
+          return async () => (await dep.fetch(url)).arrayBuffer();
+        },
+      },
+    ],
+  },
+  {
+    name: 'retry + budget over a bare call (first attempt succeeds)',
+    note: 'The work is `() => Promise.resolve(1)`. Target: retry + budget ≤ bare + 200 ns.',
+    cases: [
+      { name: 'await fn()', peer: true, kind: 'async', make: () => async () => await one() },
+      {
+        name: 'await retry(fn, { budget, idempotent })',
+        kind: 'async',
+        make: () => {
+          const options = { budget: retryBudget(), idempotent: true };
+          return () => retry(one, options);
+        },
+      },
+      {
+        name: 'await retry(fn, { budget: ratio policy })',
+        kind: 'async',
+        make: () => {
+          const options = { budget: retryBudget({ policy: 'ratio' }), idempotent: true };
+          return () => retry(one, options);
+        },
+      },
+      { name: 'await retry(fn)', kind: 'async', make: () => () => retry(one) },
+    ],
+  },
+  {
+    name: 'dependency.call over a bare call (no network)',
+    note: 'The whole per-call cost of the obligations: deadline, breaker, cap, throttle, budget, propagation headers.',
+    cases: [
+      { name: 'await fn()', peer: true, kind: 'async', make: () => async () => await one() },
+      {
+        name: 'dependency.call(fn), defaults',
+        kind: 'async',
+        make: () => {
+          const dep = dependency({ name: 'bench' });
+          return () => dep.call(one);
+        },
+      },
+      {
+        name: 'dependency.call(fn, { deadline: 5000 })',
+        kind: 'async',
+        make: () => {
+          const dep = dependency({ name: 'bench' });
+          const options = { deadline: 5_000 };
+          return () => dep.call(one, options);
+        },
+      },
+    ],
+  },
+];
+
+const machine = `${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, Node ${process.version}`;
+const all = [];
+const out = [
+  `Machine: ${machine}. Rounds: ${rounds}, interleaved. Command: \`npm run bench:client\`.`,
+  '',
+];
+try {
+  for (const group of groups) {
+    const results = await runGroup(group, {
+      rounds,
+      onProgress: (r, n) => process.stderr.write(`\r${group.name}: round ${r}/${n}   `),
+    });
+    process.stderr.write('\n');
+    all.push({ group: group.name, results });
+    const base = results.find((r) => r.peer) ?? results[0];
+    const lines = results
+      .filter((r) => !r.peer)
+      .map(
+        (r) =>
+          `- ${r.name}: ${(r.median / base.median).toFixed(3)} × bare, ` +
+          `${(r.median - base.median).toFixed(0)} ns/op more`,
+      );
+    out.push(table(group, results), '', ...lines, '');
+  }
+} finally {
+  child.kill();
+}
+if (values.json) console.log(JSON.stringify({ machine, groups: all }, null, 2));
+else console.log(out.join('\n'));

@@ -1,0 +1,213 @@
+// Unit tests of dependency() on a virtual clock, with fetch-compatible functions standing in
+// for the network (the real-server tests live in test/client/).
+import { describe, expect, it } from 'vitest';
+import {
+  adaptiveThrottle,
+  circuitBreaker,
+  CircuitOpenError,
+  DependencyOverloadedError,
+  QueueFullError,
+  ThrottledError,
+} from '../index.js';
+import { refusalFromError } from '../http/index.js';
+import { createVirtualClock } from '../testing/index.js';
+import { dependency, type FetchLike } from './dependency.js';
+
+/** A fetch answering with `status`, recording the headers it was sent. */
+function answering(status: number, seen: Headers[] = []): FetchLike {
+  return (_input, init) => {
+    seen.push(new Headers(init?.headers));
+    return Promise.resolve(new Response('x', { status }));
+  };
+}
+
+describe('dependency options', () => {
+  it('are validated at construction, by name', () => {
+    expect(() => dependency(undefined as never)).toThrow(/dependency options/);
+    expect(() => dependency({ name: '' })).toThrow(/`name`/);
+    expect(() => dependency({ name: 'x', limit: 0 })).toThrow(/`limit`/);
+    expect(() => dependency({ name: 'x', maxQueue: -1 })).toThrow(/`maxQueue`/);
+    expect(() => dependency({ name: 'x', retry: { maxAttempts: 6 } })).toThrow(
+      /`retry.maxAttempts`/,
+    );
+    expect(() => dependency({ name: 'x', retry: 3 as never })).toThrow(/`retry`/);
+    expect(() => dependency({ name: 'x', retry: { backoff: { baseMs: -1 } } })).toThrow(/`baseMs`/);
+    expect(() => dependency({ name: 'x', budget: { maxTokens: -1 } })).toThrow(/`maxTokens`/);
+    expect(() => dependency({ name: 'x', breaker: { openMs: 0 } })).toThrow(/`openMs`/);
+    expect(() => dependency({ name: 'x', throttle: { k: 0 } })).toThrow(/`k`/);
+    expect(() => dependency({ name: 'x', timeoutMs: 0 })).toThrow(/`timeoutMs`/);
+    expect(() => dependency({ name: 'x', fetch: 'curl' as never })).toThrow(/`fetch`/);
+    expect(() => dependency({ name: 'x', baseUrl: '/relative' })).toThrow(/`baseUrl`/);
+    expect(() => dependency({ name: 'x', headerNames: { attempt: 'bad name' } })).toThrow(
+      /`headerNames.attempt`/,
+    );
+  });
+
+  it('per-call options are checked too', async () => {
+    const dep = dependency({ name: 'x', fetch: answering(200) });
+    await expect(
+      dep.fetch('http://x/', undefined, { criticality: 'urgent' as never }),
+    ).rejects.toThrow(/`criticality`/);
+    await expect(dep.fetch('http://x/', undefined, { deadline: -1 })).rejects.toThrow(/`deadline`/);
+    await expect(dep.fetch('http://x/', undefined, { deadline: {} as never })).rejects.toThrow(
+      /`deadline`/,
+    );
+    await expect(dep.fetch('http://x/', undefined, { signal: {} as never })).rejects.toThrow(
+      /`signal`/,
+    );
+    await expect(dep.call(5 as never)).rejects.toThrow(/`fn`/);
+  });
+
+  it('resolves string inputs against baseUrl as new URL(input, baseUrl) does', async () => {
+    const targets: string[] = [];
+    const recording: FetchLike = (input) => {
+      targets.push(
+        input instanceof Request ? input.url : input instanceof URL ? input.href : input,
+      );
+      return Promise.resolve(new Response('x'));
+    };
+    const dep = dependency({ name: 'x', fetch: recording, baseUrl: 'http://h:8080/api/v1/' });
+    for (const input of ['/users?id=1', 'users/2', '../v2/x', 'http://other/z', '//cdn/y']) {
+      await dep.fetch(input);
+    }
+    expect(targets).toEqual([
+      'http://h:8080/users?id=1',
+      'http://h:8080/api/v1/users/2',
+      'http://h:8080/api/v2/x',
+      'http://other/z',
+      'http://cdn/y',
+    ]);
+    const url = new URL('http://h/q');
+    await dependency({ name: 'x', fetch: recording }).fetch(url);
+    expect(targets.at(-1)).toBe('http://h/q');
+  });
+
+  it('uses configured field names', async () => {
+    const seen: Headers[] = [];
+    const dep = dependency({
+      name: 'x',
+      fetch: answering(200, seen),
+      headerNames: { attempt: 'X-Try', criticality: 'x-priority' },
+    });
+    await dep.fetch('http://x/');
+    expect(seen[0]!.get('x-try')).toBe('1');
+    expect(seen[0]!.get('x-priority')).toBe('critical');
+    expect(seen[0]!.get('spillway-attempt')).toBeNull();
+  });
+});
+
+describe('local refusals never count against the dependency', () => {
+  it('own cap: a full cap refuses at once and leaves breaker, budget and throttle untouched', async () => {
+    const clock = createVirtualClock();
+    let release: () => void = () => {};
+    const hanging: FetchLike = () =>
+      new Promise((resolve) => (release = () => resolve(new Response('late'))));
+    const breaker = circuitBreaker({ clock, trip: { kind: 'consecutive', failures: 1 } });
+    const throttle = adaptiveThrottle({ clock, random: () => 0 });
+    const dep = dependency({
+      name: 'x',
+      fetch: hanging,
+      limit: 1,
+      maxQueue: 0,
+      breaker,
+      throttle,
+      clock,
+    });
+    const first = dep.fetch('http://x/');
+    await clock.flush();
+    for (let i = 0; i < 20; i++) {
+      const e = await dep.fetch('http://x/').catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(QueueFullError);
+      expect(refusalFromError(e)).toMatchObject({ signal: 'later' });
+    }
+    expect(breaker.state).toBe('closed');
+    expect(dep.budget.available).toBe(4);
+    release();
+    expect((await first).status).toBe(200);
+    expect(dep.active).toBe(0);
+    // One request, one accept: the twenty local refusals were never counted as requests.
+    expect(throttle.rejectProbability()).toBe(0);
+  });
+
+  it('own breaker: an open breaker refuses without sending, and says when to come back', async () => {
+    const clock = createVirtualClock();
+    let calls = 0;
+    const down: FetchLike = () => {
+      calls++;
+      return Promise.resolve(
+        new Response('no', { status: 503, headers: { 'spillway-retry': 'never' } }),
+      );
+    };
+    const dep = dependency({
+      name: 'x',
+      fetch: down,
+      clock,
+      throttle: false,
+      breaker: { trip: { kind: 'consecutive', failures: 3 }, openMs: 2_000 },
+    });
+    for (let i = 0; i < 3; i++) await dep.fetch('http://x/').catch(() => {});
+    expect(dep.breaker!.state).toBe('open');
+    const e = (await dep.fetch('http://x/').catch((x: unknown) => x)) as CircuitOpenError;
+    expect(e).toBeInstanceOf(CircuitOpenError);
+    expect(e).toMatchObject({ retryAfterMs: 2_000, dependency: 'x', signal: 'later' });
+    expect(calls).toBe(3);
+    expect(refusalFromError(e)).toMatchObject({ signal: 'later', retryAfterMs: 2_000 });
+  });
+
+  it('own throttle: a dependency refusing everything is soon refused locally, with never', async () => {
+    const clock = createVirtualClock();
+    let calls = 0;
+    const busy: FetchLike = () => {
+      calls++;
+      return Promise.resolve(new Response('no', { status: 429 }));
+    };
+    const dep = dependency({
+      name: 'x',
+      fetch: busy,
+      clock,
+      breaker: false,
+      retry: false,
+      throttle: adaptiveThrottle({ clock, random: () => 0.4, minRequests: 0 }),
+    });
+    const errors: unknown[] = [];
+    for (let i = 0; i < 100; i++)
+      errors.push(await dep.fetch('http://x/').catch((x: unknown) => x));
+    expect(calls).toBe(1); // p = 1/2 after the first refusal, then higher: every later roll loses
+    expect(errors[0]).toBeInstanceOf(DependencyOverloadedError);
+    expect(errors[1]).toBeInstanceOf(ThrottledError);
+    expect(refusalFromError(errors[1])).toMatchObject({ signal: 'never' });
+  });
+});
+
+describe('call(fn)', () => {
+  it('is not retried unless marked idempotent, and retries errors that carry a signal', async () => {
+    const clock = createVirtualClock();
+    const dep = dependency({ name: 'db', clock, breaker: false, throttle: false });
+    let n = 0;
+    const flaky = () => {
+      n++;
+      if (n % 2 === 1) {
+        throw Object.assign(new Error('UNAVAILABLE'), { signal: 'elsewhere' as const });
+      }
+      return 'row';
+    };
+    await expect(dep.call(flaky)).rejects.toThrow('UNAVAILABLE');
+    expect(n).toBe(1);
+    n = 0;
+    const run = dep.call(flaky, { idempotent: true });
+    await clock.runAll();
+    expect(await run).toBe('row');
+    expect(n).toBe(2);
+  });
+
+  it('ordinary errors pass up unchanged and count as breaker failures', async () => {
+    const clock = createVirtualClock();
+    const breaker = circuitBreaker({ clock, trip: { kind: 'consecutive', failures: 2 } });
+    const dep = dependency({ name: 'db', clock, breaker, throttle: false });
+    const bug = new RangeError('bad row');
+    for (let i = 0; i < 2; i++) {
+      await expect(dep.call(() => Promise.reject(bug), { idempotent: true })).rejects.toBe(bug);
+    }
+    expect(breaker.state).toBe('open');
+  });
+});

@@ -1,0 +1,713 @@
+/**
+ * `dependency()`: everything a caller owes one callee, in one object. Each call goes through,
+ * cheapest first: the caller's deadline → the circuit breaker → a cap on calls in flight (with a
+ * short, bounded line) → the adaptive throttle → the request, carrying the remaining deadline,
+ * the criticality and the attempt number, and aborted (socket released) when the attempt's time
+ * is up, its slot held until the request has actually settled. The callee's answer is read for
+ * its signal; refusals become typed errors carrying `signal` and `retryAfterMs`, and are retried
+ * only when the work is idempotent, the signal invites it, the budget allows it and the wait
+ * fits the deadline. Refusals made here never count against the dependency.
+ *
+ * @module
+ */
+import {
+  adaptiveThrottle,
+  backoff as makeBackoff,
+  circuitBreaker,
+  CircuitOpenError,
+  classifyError,
+  concurrencyLimit,
+  criticalities,
+  DeadlineExceededError,
+  DependencyOverloadedError,
+  DependencyTimeoutError,
+  DependencyUnreachableError,
+  isCriticality,
+  isLocalRefusal,
+  isRetryBudget,
+  isUnsentNetworkError,
+  maxAttemptsLimit,
+  rejectionError,
+  retry,
+  retryBudget,
+  SpillwayArgumentError,
+  SpillwayConfigError,
+  systemClock,
+  ThrottledError,
+  type AdaptiveThrottle,
+  type AdaptiveThrottleOptions,
+  type Backoff,
+  type BackoffOptions,
+  type BreakerCall,
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  type Clock,
+  type ConcurrencyLimit,
+  type Criticality,
+  type LimitSource,
+  type RetryBudget,
+  type RetryBudgetOptions,
+} from '../index.js';
+import { defaultHeaderNames, type HeaderNames } from '../http/index.js';
+import { AttemptScope, joinSignals } from './attempt-scope.js';
+import { mergeHeaders, propagationHeaders } from './propagation.js';
+import { refusalOf } from './response-signal.js';
+
+/** A function with `fetch`'s shape: the global one, undici's, or any compatible wrapper. */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** Retry settings of a dependency. */
+export interface DependencyRetryOptions {
+  /** Attempts in all, the first included: 1 to 5. @default 3 */
+  readonly maxAttempts?: number;
+  /** A backoff, or options for the full-jitter one. @default backoff() (100 ms base, 1 s cap) */
+  readonly backoff?: Backoff | BackoffOptions;
+}
+
+/** Options of {@link dependency}. */
+export interface DependencyOptions {
+  /** The callee's name, carried by every error. Required. */
+  readonly name: string;
+  /**
+   * Most calls in flight at once: a positive integer or an object whose `current` is read on
+   * every decision (adaptive limits). @default 64
+   */
+  readonly limit?: number | LimitSource;
+  /** Most calls waiting for a slot; more are refused at once. @default 64 */
+  readonly maxQueue?: number;
+  /** Longest wait for a slot, in ms (the deadline, if shorter, wins). @default 1_000 */
+  readonly maxQueueWaitMs?: number;
+  /** Retry settings, or `false` for a single attempt. @default { maxAttempts: 3 } */
+  readonly retry?: DependencyRetryOptions | false;
+  /**
+   * The retry budget, or options for this dependency's own one. Pass one budget to several
+   * dependencies to share it (they then share its fate). @default retryBudget() (gRPC A6: 10 tokens, 0.1)
+   */
+  readonly budget?: RetryBudget | RetryBudgetOptions;
+  /**
+   * A circuit breaker, options for one, or `false`.
+   * @default circuitBreaker({ trip: { kind: 'time', windowMs: 30_000, minimumCalls: 20, failureRatio: 0.5 } })
+   */
+  readonly breaker?: CircuitBreaker | CircuitBreakerOptions | false;
+  /** An adaptive throttle, options for one, or `false`. @default adaptiveThrottle() (k = 2, 2 minutes) */
+  readonly throttle?: AdaptiveThrottle | AdaptiveThrottleOptions | false;
+  /** Longest one attempt may take, in ms; it is then aborted. @default undefined (only the deadline) */
+  readonly timeoutMs?: number | undefined;
+  /** The fetch to use. @default globalThis.fetch */
+  readonly fetch?: FetchLike;
+  /** Resolves relative string inputs of `fetch`, e.g. `'http://users.internal:8080'`. */
+  readonly baseUrl?: string | URL | undefined;
+  /** Names of the propagation and signal fields. @default defaultHeaderNames */
+  readonly headerNames?: Partial<HeaderNames>;
+  /** Where time comes from; breaker, throttle and budget built here use it too. @default systemClock */
+  readonly clock?: Clock;
+}
+
+/** A deadline: anything with `expiresAt` on the dependency's clock (a `Deadline` too), or ms from now. */
+export type DeadlineInput =
+  number | { readonly expiresAt: number; readonly signal?: AbortSignal | undefined };
+
+/** Options of one call. */
+export interface CallOptions {
+  /** The caller's signal: aborting cancels the call, its wait and its retries. */
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * Whether the work may safely run twice. `fetch`: by default true for GET, HEAD, OPTIONS,
+   * TRACE, PUT and DELETE. `call`: false by default.
+   */
+  readonly idempotent?: boolean | undefined;
+  /** How important the call is; sent as `Spillway-Criticality`. @default 'critical' */
+  readonly criticality?: Criticality | undefined;
+  /**
+   * When the caller stops caring: an object with `expiresAt` on the dependency's clock (such as
+   * a `Deadline` or the incoming request's), or a number of milliseconds from now. Unlike
+   * `concurrencyLimit`'s `acquire({ deadline })`, a number here is relative.
+   */
+  readonly deadline?: DeadlineInput | undefined;
+}
+
+/** What `call`'s function receives on each attempt. */
+export interface DependencyContext {
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  /** Aborts when the attempt's time is up or the caller gives up: pass it to the request. */
+  readonly signal: AbortSignal;
+  /** The propagation fields to send with this attempt (deadline, criticality, attempt). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly criticality: Criticality;
+  /** Milliseconds this attempt may take, if bounded. */
+  readonly remainingMs: number | undefined;
+}
+
+/** One callee, with the caller's obligations built in. */
+export interface Dependency {
+  readonly name: string;
+  /**
+   * `fetch` with the obligations: resolves with the response for any answer that is not a
+   * refusal (including 4xx and 500s); rejects with a typed Spillway error otherwise.
+   */
+  fetch(
+    input: string | URL | Request,
+    init?: RequestInit,
+    options?: CallOptions,
+  ): Promise<Response>;
+  /** Any call (a database, a gRPC stub…) with the same obligations. */
+  call<T>(
+    fn: (context: DependencyContext) => T | PromiseLike<T>,
+    options?: CallOptions,
+  ): Promise<T>;
+  /**
+   * This dependency's retry budget, withdraw-only: hand it to any `retry()` wrapped around
+   * this dependency's calls, so every retry layer in the process draws from the same tokens
+   * without counting an outcome twice.
+   */
+  readonly budget: RetryBudget;
+  readonly breaker: CircuitBreaker | undefined;
+  readonly throttle: AdaptiveThrottle | undefined;
+  /** The cap on calls in flight. */
+  readonly limiter: ConcurrencyLimit;
+  /** Calls in flight now. */
+  readonly active: number;
+  /** Calls waiting for a slot now. */
+  readonly queued: number;
+}
+
+const defaults = {
+  limit: 64,
+  maxQueue: 64,
+  maxQueueWaitMs: 1_000,
+  maxAttempts: 3,
+  breaker: {
+    trip: { kind: 'time', windowMs: 30_000, minimumCalls: 20, failureRatio: 0.5 },
+  } satisfies CircuitBreakerOptions,
+} as const;
+
+const idempotentMethods: ReadonlySet<string> = new Set([
+  'GET',
+  'HEAD',
+  'OPTIONS',
+  'TRACE',
+  'PUT',
+  'DELETE',
+]);
+
+/**
+ * Creates a dependency.
+ *
+ * @example
+ * const users = dependency({ name: 'users', baseUrl: 'http://users.internal', limit: 32, timeoutMs: 2_000 });
+ * const res = await users.fetch('/v1/users/42', undefined, { deadline: incoming.deadline });
+ */
+export function dependency(options: DependencyOptions): Dependency {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new SpillwayConfigError('dependency options', 'an options object', options);
+  }
+  const o = options;
+  if (typeof o.name !== 'string' || o.name.length === 0) {
+    throw new SpillwayConfigError('name', 'a non-empty string', o.name);
+  }
+  const clock = o.clock ?? systemClock;
+  const limiter = concurrencyLimit({
+    limit: o.limit ?? defaults.limit,
+    maxQueue: o.maxQueue ?? defaults.maxQueue,
+    maxQueueWaitMs: o.maxQueueWaitMs ?? defaults.maxQueueWaitMs,
+    clock,
+  });
+  let maxAttempts: number = defaults.maxAttempts;
+  let backoff: Backoff = makeBackoff();
+  if (o.retry === false) {
+    maxAttempts = 1;
+  } else if (o.retry !== undefined) {
+    if (typeof o.retry !== 'object' || o.retry === null) {
+      throw new SpillwayConfigError('retry', 'retry options or false', o.retry);
+    }
+    const m = o.retry.maxAttempts ?? defaults.maxAttempts;
+    if (!Number.isInteger(m) || m < 1 || m > maxAttemptsLimit) {
+      throw new SpillwayConfigError(
+        'retry.maxAttempts',
+        `an integer from 1 to ${maxAttemptsLimit}`,
+        m,
+      );
+    }
+    maxAttempts = m;
+    const b = o.retry.backoff;
+    if (b !== undefined) {
+      backoff = typeof (b as Backoff).next === 'function' ? (b as Backoff) : makeBackoff(b);
+    }
+  }
+  const budget = isRetryBudget(o.budget)
+    ? o.budget
+    : retryBudget(withClock(o.budget, clock) as RetryBudgetOptions | undefined);
+  const breaker =
+    o.breaker === false
+      ? undefined
+      : isBreaker(o.breaker)
+        ? o.breaker
+        : circuitBreaker({ ...(o.breaker ?? defaults.breaker), name: o.name, clock });
+  const throttle =
+    o.throttle === false
+      ? undefined
+      : isThrottle(o.throttle)
+        ? o.throttle
+        : adaptiveThrottle({ ...(o.throttle ?? {}), clock });
+  let timeoutMs = Infinity;
+  if (o.timeoutMs !== undefined) {
+    if (typeof o.timeoutMs !== 'number' || !(o.timeoutMs > 0) || !Number.isFinite(o.timeoutMs)) {
+      throw new SpillwayConfigError('timeoutMs', 'a finite number greater than 0', o.timeoutMs);
+    }
+    timeoutMs = o.timeoutMs;
+  }
+  const fetchFn = o.fetch ?? globalThis.fetch;
+  if (typeof fetchFn !== 'function') {
+    throw new SpillwayConfigError('fetch', 'a fetch-compatible function', fetchFn);
+  }
+  let baseUrl: { readonly href: string; readonly origin: string } | undefined;
+  if (o.baseUrl !== undefined) {
+    try {
+      const url = new URL(o.baseUrl);
+      if (url.origin === 'null') throw new TypeError('no origin');
+      baseUrl = { href: url.href, origin: url.origin };
+    } catch {
+      throw new SpillwayConfigError('baseUrl', 'an absolute URL', o.baseUrl);
+    }
+  }
+  return new Client({
+    name: o.name,
+    clock,
+    limiter,
+    maxAttempts,
+    backoff,
+    budget,
+    breaker,
+    throttle,
+    timeoutMs,
+    fetch: fetchFn,
+    baseUrl,
+    names: headerNamesOf(o.headerNames),
+  });
+}
+
+interface Settings {
+  readonly name: string;
+  readonly clock: Clock;
+  readonly limiter: ConcurrencyLimit;
+  readonly maxAttempts: number;
+  readonly backoff: Backoff;
+  readonly budget: RetryBudget;
+  readonly breaker: CircuitBreaker | undefined;
+  readonly throttle: AdaptiveThrottle | undefined;
+  readonly timeoutMs: number;
+  readonly fetch: FetchLike;
+  readonly baseUrl: { readonly href: string; readonly origin: string } | undefined;
+  readonly names: HeaderNames;
+}
+
+/** One call's settled options. */
+interface CallState {
+  readonly expiresAt: number;
+  /** True when a caller signal already aborts at `expiresAt` (a `Deadline`'s): no timer needed. */
+  readonly deadlineSignalled: boolean;
+  /** Every caller signal joined (the options', the init's, the deadline's). */
+  readonly signal: AbortSignal | undefined;
+  readonly criticality: Criticality;
+}
+
+/** An attempt's work, plus how to judge a value it resolved with (a 500 response is a failure). */
+interface Work<T> {
+  run(context: DependencyContext, scope: AttemptScope): Promise<T>;
+  failed?(value: T): boolean;
+}
+
+const neverAborted = new AbortController().signal;
+
+/** What `call`'s function sees; the signal is made only if the function asks for it. */
+class Context implements DependencyContext {
+  readonly attempt: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly criticality: Criticality;
+  readonly remainingMs: number | undefined;
+  readonly #scope: AttemptScope;
+
+  constructor(p: {
+    readonly attempt: number;
+    readonly scope: AttemptScope;
+    readonly headers: Readonly<Record<string, string>>;
+    readonly criticality: Criticality;
+    readonly remainingMs: number | undefined;
+  }) {
+    this.attempt = p.attempt;
+    this.headers = p.headers;
+    this.criticality = p.criticality;
+    this.remainingMs = p.remainingMs;
+    this.#scope = p.scope;
+  }
+
+  get signal(): AbortSignal {
+    return this.#scope.signal ?? neverAborted;
+  }
+}
+
+class Client implements Dependency {
+  readonly name: string;
+  readonly budget: RetryBudget;
+  readonly breaker: CircuitBreaker | undefined;
+  readonly throttle: AdaptiveThrottle | undefined;
+  readonly limiter: ConcurrencyLimit;
+  readonly #s: Settings;
+
+  constructor(settings: Settings) {
+    this.#s = settings;
+    this.name = settings.name;
+    this.budget = settings.budget.withdrawOnly();
+    this.breaker = settings.breaker;
+    this.throttle = settings.throttle;
+    this.limiter = settings.limiter;
+  }
+
+  get active(): number {
+    return this.#s.limiter.active;
+  }
+
+  get queued(): number {
+    return this.#s.limiter.queued;
+  }
+
+  async fetch(
+    input: string | URL | Request,
+    init?: RequestInit,
+    options?: CallOptions,
+  ): Promise<Response> {
+    const s = this.#s;
+    const target = typeof input === 'string' ? resolveUrl(input, s.baseUrl) : input;
+    const request = typeof input === 'object' && input instanceof Request ? input : undefined;
+    const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
+    // A streamed body cannot be sent twice, so such a request gets one attempt.
+    const replayable = isReplayable(init?.body) && (request === undefined || request.body === null);
+    const baseHeaders = init?.headers ?? request?.headers;
+    const fetchFn = s.fetch;
+    const name = s.name;
+    const names = s.names;
+    const clock = s.clock;
+    const work: Work<Response> = {
+      async run(context, scope) {
+        const attemptInit: RequestInit = {
+          ...init,
+          headers: mergeHeaders(baseHeaders, context.headers),
+        };
+        if (scope.signal !== undefined) attemptInit.signal = scope.signal;
+        let response: Response;
+        try {
+          response = await fetchFn(target, attemptInit);
+        } catch (error) {
+          if (scope.signal?.aborted === true) throw error;
+          throw new DependencyUnreachableError({
+            sent: !isUnsentNetworkError(error),
+            dependency: name,
+            cause: error,
+          });
+        }
+        const refusal = await refusalOf(response, { names, wallNow: () => clock.wallNow() });
+        if (refusal === undefined) return response;
+        throw new DependencyOverloadedError(`${name} refused the request (${response.status})`, {
+          signal: refusal.signal,
+          retryAfterMs: refusal.retryAfterMs,
+          dependency: name,
+          status: response.status,
+        });
+      },
+      failed: (response) => response.status >= 500,
+    };
+    return this.#call(work, options, {
+      idempotent: idempotentMethods.has(method),
+      replayable,
+      extraSignal: init?.signal ?? undefined,
+    });
+  }
+
+  call<T>(
+    fn: (context: DependencyContext) => T | PromiseLike<T>,
+    options?: CallOptions,
+  ): Promise<T> {
+    if (typeof fn !== 'function') {
+      return Promise.reject(new SpillwayArgumentError('fn', 'a function', fn));
+    }
+    const work: Work<T> = {
+      run: async (context) => await fn(context),
+    };
+    return this.#call(work, options, {
+      idempotent: false,
+      replayable: true,
+      extraSignal: undefined,
+    });
+  }
+
+  async #call<T>(
+    work: Work<T>,
+    options: CallOptions | undefined,
+    defaults: {
+      readonly idempotent: boolean;
+      readonly replayable: boolean;
+      readonly extraSignal: AbortSignal | undefined;
+    },
+  ): Promise<T> {
+    const s = this.#s;
+    const call = this.#callState(options, defaults.extraSignal);
+    const idempotent = options?.idempotent ?? defaults.idempotent;
+    s.budget.recordRequest();
+    return retry(({ attempt }) => this.#attempt(work, call, attempt), {
+      maxAttempts: defaults.replayable ? s.maxAttempts : 1,
+      budget: this.budget,
+      backoff: s.backoff,
+      signal: call.signal,
+      idempotent,
+      deadline: call.expiresAt,
+      dependency: s.name,
+      clock: s.clock,
+    });
+  }
+
+  #callState(options: CallOptions | undefined, extraSignal: AbortSignal | undefined): CallState {
+    if (options === undefined) {
+      return {
+        expiresAt: Infinity,
+        deadlineSignalled: false,
+        signal: extraSignal,
+        criticality: 'critical',
+      };
+    }
+    if (typeof options !== 'object' || options === null) {
+      throw new SpillwayArgumentError('options', 'an options object', options);
+    }
+    const { signal, criticality = 'critical', deadline, idempotent } = options;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw new SpillwayArgumentError('signal', 'an AbortSignal', signal);
+    }
+    if (!isCriticality(criticality)) {
+      throw new SpillwayArgumentError(
+        'criticality',
+        `one of ${criticalities.join(', ')}`,
+        criticality,
+      );
+    }
+    if (idempotent !== undefined && typeof idempotent !== 'boolean') {
+      throw new SpillwayArgumentError('idempotent', 'a boolean', idempotent);
+    }
+    let expiresAt = Infinity;
+    let deadlineSignal: AbortSignal | undefined;
+    if (typeof deadline === 'number') {
+      if (Number.isNaN(deadline) || deadline < 0) {
+        throw new SpillwayArgumentError('deadline', 'milliseconds from now (0 or more)', deadline);
+      }
+      expiresAt = this.#s.clock.now() + deadline;
+    } else if (deadline !== undefined) {
+      if (
+        typeof deadline !== 'object' ||
+        deadline === null ||
+        typeof deadline.expiresAt !== 'number'
+      ) {
+        throw new SpillwayArgumentError(
+          'deadline',
+          'an object with expiresAt on the clock, or milliseconds from now',
+          deadline,
+        );
+      }
+      expiresAt = deadline.expiresAt;
+      if (deadline.signal instanceof AbortSignal) deadlineSignal = deadline.signal;
+    }
+    return {
+      expiresAt,
+      deadlineSignalled: deadlineSignal !== undefined,
+      signal: joinSignals([signal, extraSignal, deadlineSignal]),
+      criticality,
+    };
+  }
+
+  /** One attempt: deadline → breaker → slot → throttle → the work, with every outcome recorded. */
+  async #attempt<T>(work: Work<T>, call: CallState, attempt: number): Promise<T> {
+    const s = this.#s;
+    const clock = s.clock;
+    if (call.signal?.aborted === true) throw call.signal.reason;
+    if (call.expiresAt <= clock.now()) throw new DeadlineExceededError();
+    let ticket: BreakerCall | undefined;
+    if (s.breaker !== undefined) {
+      const d = s.breaker.tryAcquire();
+      if (!d.ok) throw new CircuitOpenError({ retryAfterMs: d.retryAfterMs, dependency: s.name });
+      ticket = d.call;
+    }
+    const acquired = await s.limiter.acquire({
+      signal: call.signal,
+      criticality: call.criticality,
+      deadline: call.expiresAt,
+    });
+    if (!acquired.ok) {
+      ticket?.ignore();
+      if (acquired.reason === 'aborted' && call.signal !== undefined) throw call.signal.reason;
+      throw rejectionError(acquired.reason, { retryAfterMs: acquired.retryAfterMs });
+    }
+    const permit = acquired.permit;
+    if (call.expiresAt !== Infinity && call.expiresAt <= clock.now()) {
+      // Granted at the very edge of the deadline: too late to send anything.
+      permit.release();
+      ticket?.ignore();
+      throw new DeadlineExceededError();
+    }
+    if (s.throttle !== undefined) {
+      const d = s.throttle.tryRequest(call.criticality);
+      if (!d.ok) {
+        permit.release();
+        ticket?.ignore();
+        throw new ThrottledError({ rejectProbability: d.rejectProbability, dependency: s.name });
+      }
+    }
+    const now = clock.now();
+    const deadlineMs = call.expiresAt - now;
+    const timeoutFirst = s.timeoutMs < deadlineMs;
+    const remainingMs = timeoutFirst
+      ? s.timeoutMs
+      : deadlineMs === Infinity
+        ? undefined
+        : deadlineMs;
+    // A Deadline's own signal already aborts at expiresAt: a timer is needed only for timeoutMs.
+    const timerMs = timeoutFirst || !call.deadlineSignalled ? (remainingMs ?? Infinity) : Infinity;
+    const scope = new AttemptScope({
+      clock,
+      callerSignal: call.signal,
+      timerMs,
+      reason: () =>
+        timeoutFirst
+          ? new DependencyTimeoutError({
+              timeoutMs: s.timeoutMs,
+              dependency: s.name,
+              attempts: attempt,
+            })
+          : new DeadlineExceededError(),
+    });
+    const context = new Context({
+      attempt,
+      scope,
+      headers: propagationHeaders({
+        names: s.names,
+        remainingMs,
+        criticality: call.criticality,
+        attempt,
+      }),
+      criticality: call.criticality,
+      remainingMs,
+    });
+    try {
+      const value = await work.run(context, scope);
+      if (work.failed?.(value) === true) ticket?.failure();
+      else {
+        ticket?.success();
+        s.budget.recordSuccess();
+      }
+      s.throttle?.recordAccept(call.criticality);
+      return value;
+    } catch (error) {
+      throw this.#failed(error, { scope, call, ticket });
+    } finally {
+      scope.dispose();
+      permit.release();
+    }
+  }
+
+  /** Records a failed attempt where it belongs and returns the error to throw. */
+  #failed(
+    error: unknown,
+    at: {
+      readonly scope: AttemptScope;
+      readonly call: CallState;
+      readonly ticket: BreakerCall | undefined;
+    },
+  ): unknown {
+    const s = this.#s;
+    const fired = at.scope.fired;
+    if (fired !== undefined) {
+      // The attempt outlived its time: the dependency was too slow for it.
+      at.ticket?.failure();
+      if (fired instanceof DependencyTimeoutError) s.budget.recordFailure();
+      return fired;
+    }
+    const callerSignal = at.call.signal;
+    if (callerSignal?.aborted === true) {
+      const reason: unknown = callerSignal.reason;
+      // A deadline passing in flight means the dependency was too slow for it; any other
+      // abort is the caller giving up, which says nothing about the dependency.
+      if (reason instanceof DeadlineExceededError) at.ticket?.failure();
+      else at.ticket?.ignore();
+      return reason;
+    }
+    if (isLocalRefusal(error)) {
+      at.ticket?.ignore();
+      return error;
+    }
+    const c = classifyError(error);
+    at.ticket?.failure();
+    if (c === undefined) {
+      // An ordinary error: the dependency answered, badly.
+      s.throttle?.recordAccept(at.call.criticality);
+    } else {
+      s.budget.recordFailure();
+    }
+    return error;
+  }
+}
+
+/**
+ * `input` against `baseUrl`, as `new URL(input, baseUrl)` would; an absolute path (the common
+ * case) is joined to the origin without parsing a URL.
+ */
+function resolveUrl(
+  input: string,
+  baseUrl: { readonly href: string; readonly origin: string } | undefined,
+): string {
+  if (baseUrl === undefined) return input;
+  if (input.charCodeAt(0) === 47 && input.charCodeAt(1) !== 47) return baseUrl.origin + input;
+  return new URL(input, baseUrl.href).href;
+}
+
+function isReplayable(body: unknown): boolean {
+  return (
+    body === undefined ||
+    body === null ||
+    typeof body === 'string' ||
+    body instanceof ArrayBuffer ||
+    ArrayBuffer.isView(body) ||
+    body instanceof Blob ||
+    body instanceof URLSearchParams ||
+    body instanceof FormData
+  );
+}
+
+function isBreaker(value: unknown): value is CircuitBreaker {
+  return typeof (value as { tryAcquire?: unknown } | null)?.tryAcquire === 'function';
+}
+
+function isThrottle(value: unknown): value is AdaptiveThrottle {
+  return typeof (value as { tryRequest?: unknown } | null)?.tryRequest === 'function';
+}
+
+/** Budget options with the dependency's clock filled in (the ratio policy keeps time). */
+function withClock(options: unknown, clock: Clock): unknown {
+  if (options === undefined) return undefined;
+  if (typeof options !== 'object' || options === null) return options;
+  const o = options as { policy?: unknown; clock?: unknown };
+  return o.policy === 'ratio' && o.clock === undefined ? { ...o, clock } : options;
+}
+
+function headerNamesOf(names: Partial<HeaderNames> | undefined): HeaderNames {
+  if (names === undefined) return defaultHeaderNames;
+  if (typeof names !== 'object' || names === null) {
+    throw new SpillwayConfigError('headerNames', 'an object of field names', names);
+  }
+  const out: Record<keyof HeaderNames, string> = { ...defaultHeaderNames };
+  for (const key of Object.keys(defaultHeaderNames) as (keyof HeaderNames)[]) {
+    const value = names[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value)) {
+      throw new SpillwayConfigError(`headerNames.${key}`, 'an HTTP field name', value);
+    }
+    out[key] = value.toLowerCase();
+  }
+  return Object.freeze(out);
+}

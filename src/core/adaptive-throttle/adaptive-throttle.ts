@@ -1,0 +1,192 @@
+/**
+ * Client-side adaptive throttling, as in Google's SRE book ("Handling Overload"): over the
+ * last `windowMs`, count the requests the application made (including those refused here) and
+ * the ones the dependency accepted; refuse a new request locally with probability
+ * `max(0, (requests − k × accepts) / (requests + 1))`. While the dependency accepts, nothing is
+ * refused; when it refuses most calls, most calls never leave the process. Counted separately
+ * per criticality, so a dependency shedding `sheddable` work does not throttle `critical` work.
+ * Memory is fixed: 4 criticalities × 2 counters × the window's slices.
+ *
+ * @module
+ */
+import type { Clock } from '../clock/clock.js';
+import { systemClock } from '../clock/clock.js';
+import { criticalities, criticalityRank, type Criticality } from '../criticality/criticality.js';
+import { SpillwayArgumentError } from '../errors/argument-error.js';
+import { SpillwayConfigError } from '../errors/config-error.js';
+import { Emitter, type Event } from '../events/emitter.js';
+import { SlicedWindow } from '../internal/sliced-window.js';
+import {
+  clockLike,
+  nonNegativeInteger,
+  numberInRange,
+  optionsObject,
+  positiveNumber,
+} from '../internal/validate.js';
+
+/** Options of {@link adaptiveThrottle}. */
+export interface AdaptiveThrottleOptions {
+  /**
+   * How many requests per accepted one are sent before throttling starts: 2 lets the
+   * dependency refuse about one request per accepted one. Lower is more aggressive (≥ 1).
+   * @default 2
+   */
+  readonly k?: number;
+  /** How far back requests and accepts count, in ms. @default 120_000 */
+  readonly windowMs?: number;
+  /** Width of one slice of the window, in ms (at most 3,600 slices). @default 1_000 */
+  readonly bucketMs?: number;
+  /**
+   * Requests of a criticality the window must hold before any is refused locally. The rule is
+   * noisy on little traffic (after one refusal it would drop every other request), so a quiet
+   * client is never throttled. @default 10
+   */
+  readonly minRequests?: number;
+  /**
+   * Ceiling on the refusal probability, so some requests still go and a recovery is seen
+   * within seconds rather than a whole window. From 0 to 1. @default 0.9
+   */
+  readonly maxRejectProbability?: number;
+  /** A source of uniform numbers in [0, 1), for tests. @default Math.random */
+  readonly random?: () => number;
+  /** Where time comes from. @default systemClock */
+  readonly clock?: Clock;
+}
+
+/** The answer to {@link AdaptiveThrottle.tryRequest}. */
+export type ThrottleDecision =
+  { readonly ok: true } | { readonly ok: false; readonly rejectProbability: number };
+
+/** Emitted on each local refusal. */
+export interface ThrottleRejectEvent {
+  readonly criticality: Criticality;
+  readonly rejectProbability: number;
+}
+
+/** An adaptive throttle for one dependency. */
+export interface AdaptiveThrottle {
+  /** Counts a request and decides whether it may go (default criticality `critical`). */
+  tryRequest(criticality?: Criticality): ThrottleDecision;
+  /** The dependency accepted a request (it answered, even with an error that is not a refusal). */
+  recordAccept(criticality?: Criticality): void;
+  /** The refusal probability now, for metrics. */
+  rejectProbability(criticality?: Criticality): number;
+  readonly onReject: Event<ThrottleRejectEvent>;
+}
+
+const defaults = {
+  k: 2,
+  minRequests: 10,
+  windowMs: 120_000,
+  bucketMs: 1_000,
+  maxRejectProbability: 0.9,
+} as const;
+
+const admitted: ThrottleDecision = Object.freeze({ ok: true });
+
+/**
+ * Creates an adaptive throttle.
+ *
+ * @example
+ * const throttle = adaptiveThrottle(); // k = 2 over 2 minutes
+ * const d = throttle.tryRequest('sheddable');
+ * if (!d.ok) throw new ThrottledError(d);
+ * const res = await send();
+ * if (res.status !== 429 && res.status !== 503) throttle.recordAccept('sheddable');
+ */
+export function adaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThrottle {
+  const o = optionsObject('adaptiveThrottle options', options);
+  const k = numberInRange('k', o.k ?? defaults.k, [1, 1_000]);
+  const windowMs = positiveNumber('windowMs', o.windowMs ?? defaults.windowMs);
+  const bucketMs = positiveNumber('bucketMs', o.bucketMs ?? defaults.bucketMs);
+  const slices = Math.ceil(windowMs / bucketMs);
+  if (slices > 3_600 || bucketMs > windowMs) {
+    throw new SpillwayConfigError(
+      'bucketMs',
+      `at most windowMs (${windowMs}) and at least windowMs / 3600`,
+      bucketMs,
+    );
+  }
+  const maxP = numberInRange(
+    'maxRejectProbability',
+    o.maxRejectProbability ?? defaults.maxRejectProbability,
+    [0, 1],
+  );
+  const minRequests = nonNegativeInteger('minRequests', o.minRequests ?? defaults.minRequests);
+  const random = o.random ?? Math.random;
+  if (typeof random !== 'function') {
+    throw new SpillwayConfigError('random', 'a function returning numbers in [0, 1)', random);
+  }
+  const clock = clockLike('clock', o.clock ?? systemClock);
+  return new Throttle({ k, maxP, minRequests, random, clock, slices, sliceMs: windowMs / slices });
+}
+
+interface Settings {
+  readonly k: number;
+  readonly maxP: number;
+  readonly minRequests: number;
+  readonly random: () => number;
+  readonly clock: Clock;
+  readonly slices: number;
+  readonly sliceMs: number;
+}
+
+class Throttle implements AdaptiveThrottle {
+  readonly #s: Settings;
+  // Counter 2r: requests of criticality rank r; 2r + 1: its accepts.
+  readonly #window: SlicedWindow;
+  readonly #rejected = new Emitter<ThrottleRejectEvent>();
+  readonly onReject = this.#rejected.event;
+
+  constructor(settings: Settings) {
+    this.#s = settings;
+    this.#window = new SlicedWindow({
+      sliceMs: settings.sliceMs,
+      slices: settings.slices,
+      counters: 2 * criticalities.length,
+      now: settings.clock.now(),
+    });
+  }
+
+  tryRequest(criticality?: Criticality): ThrottleDecision {
+    const r = rankOf(criticality);
+    const now = this.#s.clock.now();
+    const p = this.#probability(r, now);
+    this.#window.add(2 * r, 1, now);
+    if (p === 0 || this.#s.random() >= p) return admitted;
+    if (this.#rejected.size > 0) {
+      this.#rejected.emit({ criticality: criticalities[r]!, rejectProbability: p });
+    }
+    return { ok: false, rejectProbability: p };
+  }
+
+  recordAccept(criticality?: Criticality): void {
+    this.#window.add(2 * rankOf(criticality) + 1, 1, this.#s.clock.now());
+  }
+
+  rejectProbability(criticality?: Criticality): number {
+    return this.#probability(rankOf(criticality), this.#s.clock.now());
+  }
+
+  #probability(rank: number, now: number): number {
+    const requests = this.#window.sum(2 * rank, now);
+    if (requests < this.#s.minRequests) return 0;
+    const accepts = this.#window.sum(2 * rank + 1, now);
+    const p = (requests - this.#s.k * accepts) / (requests + 1);
+    if (!(p > 0)) return 0;
+    return p < this.#s.maxP ? p : this.#s.maxP;
+  }
+}
+
+function rankOf(criticality: Criticality | undefined): number {
+  if (criticality === undefined) return 1;
+  const r = criticalityRank(criticality);
+  if (r < 0) {
+    throw new SpillwayArgumentError(
+      'criticality',
+      `one of ${criticalities.join(', ')}`,
+      criticality,
+    );
+  }
+  return r;
+}
