@@ -1,9 +1,8 @@
 // THE CHAIN: three real HTTP services A → B → C on loopback, the user calling A, C answering
 // every request with 503. Naive clients (3 attempts at every layer, no budget) put 3³ = 27
 // attempts on C per user request; Spillway clients (a budget per dependency, `never` passed up,
-// one retrying layer) put about one. A and B are plain node:http servers that call the next
-// hop through `dependency()` and answer a thrown error with refusalResponse(refusalFromError(err)),
-// exactly what the HTTP guard will do.
+// one retrying layer) put about one. A and B run behind the HTTP guard (`spillway/node`) and
+// call the next hop through `dependency()`; the guard passes C's overload up with its signal.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dependency, type DependencyOptions } from '../../src/client/index.js';
 import { hop, startServer, type Handler, type TestServer } from './servers.js';

@@ -1,15 +1,11 @@
 // Loopback node:http servers for the client tests: each records what it received, and
-// `hop()` builds a service that calls the next hop through `dependency()` and, on a thrown
-// error, answers the way the HTTP guard will: refusalResponse(refusalFromError(err)).
+// `hop()` builds a service behind the HTTP guard that calls the next hop through
+// `dependency()`.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Dependency } from '../../src/client/index.js';
-import {
-  parseCriticality,
-  parseDeadlineMs,
-  refusalFromError,
-  refusalResponse,
-} from '../../src/http/index.js';
+import { refusalFromError, refusalResponse } from '../../src/http/index.js';
+import { admission } from '../../src/node/index.js';
 
 export interface Seen {
   readonly method: string;
@@ -69,31 +65,29 @@ export function answerError(res: ServerResponse, error: unknown): void {
 }
 
 /**
- * A middle service: on arrival, turns the incoming `Spillway-Deadline` into an absolute
- * deadline and reads the criticality (as the guard's per-request context will); optionally
- * works for `workMs`; calls `next` through its dependency; relays a success and answers a
- * failure as the guard will.
+ * A middle service behind the real HTTP guard (`spillway/node`): the guard turns the incoming
+ * `Spillway-Deadline` and `Spillway-Criticality` into the request's context; the service
+ * optionally works for `workMs`, calls `next` through its dependency with that context's
+ * deadline and criticality, relays a success, and lets the guard answer a failure (a
+ * dependency's overload goes up with its signal, `never` once a layer below retried).
  */
 export function hop(
   next: () => Dependency,
   options: { path?: string; workMs?: number } = {},
 ): Handler {
-  return async (req, res) => {
-    const ms = parseDeadlineMs(req.headers['spillway-deadline']);
-    const deadline = ms === undefined ? undefined : { expiresAt: performance.now() + ms };
-    const criticality = parseCriticality(req.headers['spillway-criticality']) ?? 'critical';
+  const guard = admission({ limit: 1_000, maxQueue: 0, penaltyBox: false });
+  return guard.handle(async (_req, res, ctx) => {
     if (options.workMs !== undefined) {
       await new Promise((resolve) => setTimeout(resolve, options.workMs));
     }
-    try {
-      const r = await next().fetch(options.path ?? '/', undefined, { deadline, criticality });
-      const body = await r.text();
-      res.writeHead(r.status, { 'content-type': 'text/plain' });
-      res.end(body);
-    } catch (error) {
-      answerError(res, error);
-    }
-  };
+    const r = await next().fetch(options.path ?? '/', undefined, {
+      deadline: ctx,
+      criticality: ctx.criticality,
+    });
+    const body = await r.text();
+    res.writeHead(r.status, { 'content-type': 'text/plain' });
+    res.end(body);
+  });
 }
 
 /** Resolves once `promise` settles, advancing `clock` in steps while real I/O proceeds. */
