@@ -5,4 +5,6 @@
  */
 import type { Command } from './command.js';
 
-export const commands: Readonly<Record<string, () => Promise<Command>>> = {};
+export const commands: Readonly<Record<string, () => Promise<Command>>> = {
+  load: async () => (await import('./load.js')).command,
+};
