@@ -92,21 +92,21 @@ export function parseHeader(flag: string, value: string): [string, string] {
 export function parseGroup(flag: string, value: string): LoadGroup {
   const head = /^([^:=]+):([^:]+)(?::(.*))?$/.exec(value);
   if (head === null) fail(flag, "'name:rate[:key=value...]'", value);
+  const at = (what: string): string => `${flag} '${value}': ${what}`;
   const group: Record<string, unknown> = {
     name: head[1],
-    ratePerSec: positive(`${flag} ${head[1]} rate`, head[2]!),
+    ratePerSec: positive(at('rate'), head[2]!),
   };
   const headers: Record<string, string> = {};
   const rest = head[3] === undefined ? [] : head[3].split(/:(?=[A-Za-z0-9_.-]+=)/);
   for (const pair of rest) {
     const eq = pair.indexOf('=');
-    if (eq <= 0) fail(flag, "key=value pairs after 'name:rate'", pair);
+    if (eq <= 0) fail(at('fields'), "key=value pairs after 'name:rate'", pair);
     const key = pair.slice(0, eq);
     const v = pair.slice(eq + 1);
-    const at = `${flag} ${head[1]} ${key}`;
     switch (key) {
       case 'clients':
-        group['clients'] = positive(at, v, true);
+        group['clients'] = positive(at(key), v, true);
         break;
       case 'path':
         group['path'] = v;
@@ -115,22 +115,22 @@ export function parseGroup(flag: string, value: string): LoadGroup {
         group['method'] = v;
         break;
       case 'arrival':
-        group['arrival'] = arrival(at, v);
+        group['arrival'] = arrival(at(key), v);
         break;
       case 'deadline-ms':
-        group['deadlineMs'] = nonNegative(at, v);
+        group['deadlineMs'] = nonNegative(at(key), v);
         break;
       case 'start':
-        group['startMs'] = parseDurationMs(at, v);
+        group['startMs'] = parseDurationMs(at(key), v);
         break;
       case 'duration':
-        group['durationMs'] = parseDurationMs(at, v);
+        group['durationMs'] = parseDurationMs(at(key), v);
         break;
       case 'requests':
-        group['maxRequests'] = positive(at, v, true);
+        group['maxRequests'] = positive(at(key), v, true);
         break;
       case 'retry':
-        group['retry'] = retry(at, v);
+        group['retry'] = retry(at(key), v);
         break;
       default:
         headers[key] = v;

@@ -15,7 +15,9 @@ export function formatMs(ms: number | undefined | null): string {
   return `${Math.round(ms).toLocaleString('en-US')} ms`;
 }
 
-const count = (n: number): string => n.toLocaleString('en-US');
+const count = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
+const perSec = (n: number): string =>
+  n.toLocaleString('en-US', { maximumFractionDigits: n < 100 ? 1 : 0 });
 
 function byStatus(map: Readonly<Record<string, number>>): string {
   const parts = Object.entries(map).map(([status, n]) => `${status}: ${count(n)}`);
@@ -43,10 +45,10 @@ const header = [
 function row(g: GroupStats): string[] {
   return [
     g.name,
-    count(g.offeredPerSec),
+    perSec(g.offeredPerSec),
     count(g.sent),
     count(g.ok),
-    count(g.goodputPerSec),
+    perSec(g.goodputPerSec),
     p(g.latencyMs.ok, 'p50'),
     p(g.latencyMs.ok, 'p99'),
     `${count(g.rejected)}${byStatus(g.rejectedByStatus)}`,
