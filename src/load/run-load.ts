@@ -167,12 +167,13 @@ class LoadRun implements PoolListener {
   readonly #tick = (): void => {
     this.#tickTimer = undefined;
     let budget = maxBatch;
-    // Arrivals count in the window of their intended time: finish the old window first.
-    while (this.#now() >= this.#windowEndMs && budget > 0) {
+    // Arrivals count in the window of their intended time: send what is due in the current
+    // window, close it when its end has passed, and go on with the next.
+    for (;;) {
       budget = this.#sendDue(this.#windowEndMs, budget);
-      if (budget > 0) this.#closeWindow();
+      if (budget <= 0 || this.#now() < this.#windowEndMs) break;
+      this.#closeWindow();
     }
-    if (budget > 0) budget = this.#sendDue(Number.POSITIVE_INFINITY, budget);
     let earliest = Number.POSITIVE_INFINITY;
     for (const g of this.#groups) if (g.nextAt < earliest) earliest = g.nextAt;
     if (earliest === Number.POSITIVE_INFINITY) {
@@ -339,10 +340,15 @@ class LoadRun implements PoolListener {
     request.lastRetryAfterMs = end.retryAfterMs;
     request.lastReason = end.reason;
     const now = this.#now();
-    if (!this.#ended) {
+    if (!this.#ended && g.config.retry.kind !== 'none' && end.outcome !== 'ok') {
       const delay = retryDelayMs(
         g.config.retry,
-        { attempt: request.attempts, ...end },
+        {
+          attempt: request.attempts,
+          outcome: end.outcome,
+          status: end.status,
+          retryAfterMs: end.retryAfterMs,
+        },
         this.#random,
       );
       if (delay !== undefined) {

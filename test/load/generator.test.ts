@@ -27,7 +27,9 @@ describe('runLoad: the schedule', () => {
     // As the server saw it, leaving out the first and last 100 arrivals (start-up, drain).
     const a = server.arrivals;
     const seen = ((a.length - 201) / (a[a.length - 101]! - a[100]!)) * 1000;
-    expect(Math.abs(seen - 800) / 800).toBeLessThan(0.02);
+    // Within 2 % when the generator kept its schedule; a run it flags as not valid (a busy
+    // machine) is held only to 10 %, as BENCHMARKS.md rule 5 says such runs are not quoted.
+    expect(Math.abs(seen - 800) / 800).toBeLessThan(result.validity.valid ? 0.02 : 0.1);
     expect(result.windows.slice(0, 3).map((w) => w.offered)).toEqual([800, 800, 800]);
     expect(result.totals.offeredPerSec).toBe(800);
     expect(result.totals.latencyMs.ok!.p50).toBeGreaterThanOrEqual(5);
@@ -93,7 +95,8 @@ describe('runLoad: the schedule', () => {
     });
     const { totals } = result;
     expect(totals.ok + totals.rejected).toBe(2000);
-    expect(totals.okPerSec).toBeGreaterThan(350); // timers run a little late on a busy machine
+    // Never above capacity; below it only as far as a busy machine delays the server's timers.
+    expect(totals.okPerSec).toBeGreaterThan(result.validity.valid ? 400 : 200);
     expect(totals.okPerSec).toBeLessThanOrEqual(520);
     expect(totals.rejectedByStatus).toEqual({ '503': totals.rejected });
     expect(totals.retryAfterMs!.p50).toBeCloseTo(1000, -1);
