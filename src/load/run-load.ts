@@ -282,6 +282,13 @@ class LoadRun implements PoolListener {
   }
 
   readonly #onDeadline = (request: Request): void => {
+    // Node's timers count from the loop's cached clock and can fire a little early; a request
+    // must never be called timed out before its deadline.
+    const early = request.attemptStart + request.group.config.deadlineMs - this.#now();
+    if (early > 0) {
+      request.timer = setTimeout(this.#onDeadline, early, request);
+      return;
+    }
     request.timer = undefined;
     const connection = request.connection;
     request.connection = undefined;
