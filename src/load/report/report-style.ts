@@ -24,7 +24,8 @@ table.summary { border-collapse: collapse; width: 100%; font-variant-numeric: ta
 table.summary td.bad { color: #92400e; font-weight: 600; }
 table.summary th { text-align: right; font-weight: 600; color: #334155; padding: 6px 9px; border-bottom: 2px solid var(--line); white-space: nowrap; }
 table.summary td { text-align: right; padding: 6px 9px; border-bottom: 1px solid var(--line); white-space: nowrap; }
-table.summary .text { text-align: left; }
+table.summary .text { text-align: left; white-space: normal; }
+table.summary td.text { min-width: 110px; }
 table.summary .key { font-weight: 600; }
 table.summary tr.run td:first-child { font-weight: 600; }
 table.summary tr.group td { color: #475569; font-size: 12.5px; }
