@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderReport, runLoad, writeReport, type LoadResult } from '../../src/load/index.js';
-import { boundedHandler, startServer, type TestServer } from './servers.js';
+import { startBoundedServerProcess } from './servers.js';
 
 const chromium = '/usr/bin/chromium';
 
@@ -20,12 +20,12 @@ interface Canvas {
 }
 const artifacts = join(new URL('../..', import.meta.url).pathname, 'test-artifacts');
 const runs: LoadResult[] = [];
-const servers: TestServer[] = [];
+const servers: { close(): void }[] = [];
 
 beforeAll(async () => {
   // Capacity 500 req/s (10 slots × 20 ms): one server queues without bound, one sheds.
-  const naive = await startServer(boundedHandler({ slots: 10, serviceMs: 20, queue: 1e9 }));
-  const bounded = await startServer(boundedHandler({ slots: 10, serviceMs: 20, queue: 10 }));
+  const naive = await startBoundedServerProcess({ slots: 10, serviceMs: 20, queue: 1e9 });
+  const bounded = await startBoundedServerProcess({ slots: 10, serviceMs: 20, queue: 10 });
   servers.push(naive, bounded);
   for (const [scenario, ratePerSec] of [
     ['0.6× capacity', 300],
@@ -49,8 +49,8 @@ beforeAll(async () => {
   }
 }, 60_000);
 
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
+afterAll(() => {
+  for (const server of servers) server.close();
 });
 
 describe('the HTML report', () => {

@@ -94,3 +94,40 @@ export async function startStallingServer(options: {
   });
   return { url, child, close: () => child.kill() };
 }
+
+/**
+ * {@link boundedHandler} in a child process, so the server under test does not share an event
+ * loop with the generator measuring it.
+ */
+export async function startBoundedServerProcess(options: {
+  slots: number;
+  serviceMs: number;
+  queue: number;
+}): Promise<{ url: string; close(): void }> {
+  const code = `
+    const { createServer } = require('node:http');
+    let active = 0;
+    const line = [];
+    const start = (res) => {
+      active++;
+      setTimeout(() => {
+        res.end('ok');
+        active--;
+        const next = line.shift();
+        if (next !== undefined) start(next);
+      }, ${options.serviceMs});
+    };
+    const server = createServer((req, res) => {
+      if (active < ${options.slots}) start(res);
+      else if (line.length < ${options.queue}) line.push(res);
+      else { res.writeHead(503, { 'retry-after': '1', 'content-length': '0' }); res.end(); }
+    });
+    server.listen(0, '127.0.0.1', () => process.send(server.address().port));
+  `;
+  const child = fork('-e', [code], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (port) => resolve(`http://127.0.0.1:${Number(port)}`));
+    child.once('error', reject);
+  });
+  return { url, close: () => child.kill() };
+}
