@@ -42,8 +42,8 @@ const header = [
   'dropped',
 ];
 
-function row(g: GroupStats): string[] {
-  return [
+function row(g: GroupStats, capacityPerSec: number | undefined): string[] {
+  const cells = [
     g.name,
     perSec(g.offeredPerSec),
     count(g.sent),
@@ -58,6 +58,9 @@ function row(g: GroupStats): string[] {
     count(g.network),
     count(g.dropped),
   ];
+  if (capacityPerSec !== undefined)
+    cells.splice(5, 0, (g.goodputPerSec / capacityPerSec).toFixed(2));
+  return cells;
 }
 
 /** Aligns rows into columns (text left, numbers right). */
@@ -86,10 +89,19 @@ export function formatValidity(result: LoadResult): string {
   ].join('\n');
 }
 
+/** Options of {@link formatTable}. */
+export interface FormatTableOptions {
+  /** Known capacity (req/s): adds a `G` column, goodput ÷ capacity. */
+  readonly capacityPerSec?: number;
+}
+
 /** A summary table of one run: its groups, then the total when there are several. */
-export function formatTable(result: LoadResult): string {
-  const rows = [header, ...result.groups.map(row)];
-  if (result.groups.length > 1) rows.push(row(result.totals));
+export function formatTable(result: LoadResult, options: FormatTableOptions = {}): string {
+  const { capacityPerSec } = options;
+  const head = [...header];
+  if (capacityPerSec !== undefined) head.splice(5, 0, 'G');
+  const rows = [head, ...result.groups.map((g) => row(g, capacityPerSec))];
+  if (result.groups.length > 1) rows.push(row(result.totals, capacityPerSec));
   const retries =
     result.totals.retries > 0
       ? `\nattempts ${count(result.totals.attempts)} for ${count(result.totals.sent)} requests (${count(result.totals.retries)} retries)`

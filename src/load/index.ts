@@ -27,6 +27,12 @@ export {
   type AttemptEnd,
   type RetryPolicy,
 } from './retry-policy.js';
-export { formatMs, formatTable, formatValidity } from './format-table.js';
+export {
+  alignColumns,
+  formatMs,
+  formatTable,
+  formatValidity,
+  type FormatTableOptions,
+} from './format-table.js';
 export { renderReport, writeReport } from './report/render-report.js';
 export type { ReportData, ReportOptions, ReportRun } from './report/report-data.js';
