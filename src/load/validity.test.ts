@@ -30,6 +30,17 @@ describe('assessValidity', () => {
     ]);
   });
 
+  it('says when the generator was late without being busy: the machine was', () => {
+    const v = assessValidity({
+      ...clean,
+      scheduleLagMs: { p50: 3, p99: 40, max: 90 },
+      cpuPercent: 20,
+    });
+    expect(v.reasons).toEqual([
+      'schedule lag p99 40.0 ms > 5 ms: the generator fell behind its schedule while using little CPU itself (the machine was busy)',
+    ]);
+  });
+
   it('tolerates drops up to the threshold', () => {
     const v = assessValidity({
       ...clean,

@@ -23,8 +23,11 @@ export function assessValidity(input: ValidityInput): Validity {
   const reasons: string[] = [];
   const droppedFraction = input.offered === 0 ? 0 : input.dropped / input.offered;
   if (input.scheduleLagMs.p99 > t.maxLagP99Ms) {
+    // Late but not busy: the process was waiting for a CPU, so something else had it.
+    const starved =
+      input.cpuPercent < 50 ? ' while using little CPU itself (the machine was busy)' : '';
     reasons.push(
-      `schedule lag p99 ${fmt(input.scheduleLagMs.p99)} ms > ${t.maxLagP99Ms} ms: the generator fell behind its schedule`,
+      `schedule lag p99 ${fmt(input.scheduleLagMs.p99)} ms > ${t.maxLagP99Ms} ms: the generator fell behind its schedule${starved}`,
     );
   }
   if (input.cpuPercent > t.maxCpuPercent) {

@@ -158,6 +158,23 @@ describe('runLoad: outcomes', () => {
     expect(totals.latencyMs.ok!.count).toBe(20);
   });
 
+  it('reads a body delimited by the server closing the connection (HTTP/1.0 style)', async () => {
+    const raw = createServer((socket) => {
+      socket.once('data', () =>
+        socket.end('HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nhello'),
+      );
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    servers.push({ close: () => new Promise((resolve) => raw.close(resolve)) });
+    const { port } = raw.address() as { port: number };
+    const result = await runLoad({
+      url: `http://127.0.0.1:${port}/`,
+      ratePerSec: 20,
+      durationMs: 250,
+    });
+    expect(result.totals).toMatchObject({ ok: 5, network: 0 });
+  });
+
   it('network: a refused connection', async () => {
     const probe = createServer();
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
