@@ -7,4 +7,5 @@ import type { Command } from './command.js';
 
 export const commands: Readonly<Record<string, () => Promise<Command>>> = {
   serve: async () => (await import('./serve.js')).serve,
+  load: async () => (await import('./load.js')).command,
 };

@@ -1,0 +1,43 @@
+/**
+ * The live progress of `spillway load` on stderr: one line rewritten in place on a terminal,
+ * plain periodic lines otherwise (logs and CI keep a readable record).
+ *
+ * @module
+ */
+import type { LoadProgress } from '../load/index.js';
+
+const n = (value: number): string => value.toLocaleString('en-US');
+
+/** One progress line: elapsed, offered, ok, rejected, timeouts (and the rest when non-zero). */
+export function progressLine(p: LoadProgress): string {
+  const extra = [
+    p.error > 0 ? `errors ${n(p.error)}` : '',
+    p.network > 0 ? `network ${n(p.network)}` : '',
+    p.dropped > 0 ? `dropped ${n(p.dropped)}` : '',
+  ].filter((s) => s !== '');
+  return [
+    `${(p.elapsedMs / 1000).toFixed(0).padStart(4)} s`,
+    `offered ${n(p.offered)}`,
+    `ok ${n(p.ok)}`,
+    `rejected ${n(p.rejected)}`,
+    `timeouts ${n(p.timeout)}`,
+    ...extra,
+    `in flight ${n(p.inFlight)}`,
+  ].join('  ');
+}
+
+/** Writes progress to a stream; `finish()` clears the live line. */
+export function progressReporter(stream: NodeJS.WriteStream, everyWindows = 5) {
+  const live = stream.isTTY;
+  let windows = 0;
+  return {
+    update(p: LoadProgress): void {
+      windows++;
+      if (live) stream.write(`\r\x1b[2K${progressLine(p)}`);
+      else if (windows % everyWindows === 0) stream.write(`${progressLine(p)}\n`);
+    },
+    finish(): void {
+      if (live && windows > 0) stream.write('\r\x1b[2K');
+    },
+  };
+}

@@ -1,0 +1,575 @@
+/**
+ * The open-loop generator. Arrivals follow a schedule that ignores the server (constant or
+ * Poisson, per group); each request's latency runs from the moment it *should* have been sent,
+ * so a generator that falls behind, or a connection that is slow to open, shows up as latency
+ * instead of disappearing (coordinated omission). Every request ends as exactly one outcome.
+ *
+ * @module
+ */
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { arch, cpus, loadavg } from 'node:os';
+import { performance, type RecordableHistogram } from 'node:perf_hooks';
+import { arrivalSchedule, seededRandom } from './arrivals.js';
+import type { Connection } from './connection.js';
+import { ConnectionPool, type PoolListener } from './connection-pool.js';
+import { latencyHistogram, percentileMs, recordMs } from './latency-histogram.js';
+import {
+  resolveOptions,
+  type LoadOptions,
+  type ResolvedGroup,
+  type ResolvedOptions,
+} from './options.js';
+import { outcomeOfStatus, type Outcome } from './outcome.js';
+import { buildStats, emptyCounts, GroupRecorder } from './recorder.js';
+import type { LoadProgress, LoadResult, WindowCounts, WindowStats } from './result.js';
+import { parseRetryAfterMs } from './retry-after.js';
+import { formatRetryPolicy, retryDelayMs } from './retry-policy.js';
+import { assessValidity } from './validity.js';
+
+/**
+ * Runs one open-loop load test and resolves with its measurements. Rejects only for bad
+ * options or an unresolvable host; every failure of the target is an outcome, not an error.
+ *
+ * @example
+ * ```ts
+ * const result = await runLoad({ url: 'http://127.0.0.1:3000/', ratePerSec: 500, durationMs: 5000, deadlineMs: 1000 });
+ * console.log(result.totals.goodputPerSec, result.totals.latencyMs.ok?.p99, result.validity.valid);
+ * ```
+ */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const resolved = resolveOptions(options);
+  const host = isIP(resolved.host) === 0 ? (await lookup(resolved.host)).address : resolved.host;
+  const run = new LoadRun(resolved, options, host);
+  await run.warm();
+  return run.run();
+}
+
+/** Stop a batch of catch-up sends here and let I/O in. */
+const maxBatch = 4096;
+
+interface GroupState {
+  readonly config: ResolvedGroup;
+  readonly recorder: GroupRecorder;
+  readonly next: () => number;
+  /** Next intended send time, ms after the run's start; Infinity when the group is done. */
+  nextAt: number;
+  count: number;
+  client: number;
+}
+
+/** One request, through all its attempts. */
+interface Request {
+  readonly group: GroupState;
+  readonly bytes: Buffer;
+  /** Intended send time of the first attempt (ms after the run's start). */
+  readonly intendedAt: number;
+  attempts: number;
+  /** The current attempt's deadline counts from here. */
+  attemptStart: number;
+  sentAt: number;
+  timer: NodeJS.Timeout | undefined;
+  connection: Connection | undefined;
+  staleRetried: boolean;
+  lastOutcome: Outcome;
+  lastStatus: number;
+  lastRetryAfterMs: number | undefined;
+  lastReason: string;
+}
+
+class LoadRun implements PoolListener {
+  readonly #o: ResolvedOptions;
+  readonly #input: LoadOptions;
+  readonly #groups: GroupState[];
+  readonly #pool: ConnectionPool;
+  readonly #random: () => number;
+  readonly #lag = latencyHistogram();
+  readonly #windowLag = latencyHistogram();
+  readonly #windowOk = latencyHistogram();
+  readonly #windows: WindowStats[] = [];
+  readonly #live = new Set<Request>();
+  readonly #waitingRetry = new Set<Request>();
+  #windowsDropped = 0;
+  #windowIndex = 0;
+  #windowEndMs = 1000;
+  #staleReconnects = 0;
+  #t0 = 0;
+  #startedAt = '';
+  #cpu0: NodeJS.CpuUsage = { user: 0, system: 0 };
+  #cpuPercent = 0;
+  #scheduleDone = false;
+  #ended = false;
+  #aborted = false;
+  #tickTimer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  #windowTimer: NodeJS.Timeout | undefined;
+  #drainTimer: NodeJS.Timeout | undefined;
+  #resolve: (result: LoadResult) => void = () => undefined;
+
+  constructor(options: ResolvedOptions, input: LoadOptions, address: string) {
+    this.#o = options;
+    this.#input = input;
+    this.#random = seededRandom(options.seed ^ 0x5bd1e995);
+    this.#groups = options.groups.map((config) => ({
+      config,
+      recorder: new GroupRecorder(config.name, config.ratePerSec),
+      next: arrivalSchedule({
+        arrival: config.arrival,
+        ratePerSec: config.ratePerSec,
+        seed: options.seed + config.index * 7919,
+      }),
+      nextAt: 0,
+      count: 0,
+      client: 0,
+    }));
+    for (const g of this.#groups) g.nextAt = g.config.startMs + g.next();
+    this.#pool = new ConnectionPool({
+      target: { host: address, port: options.port },
+      maxConnections: options.maxConnections,
+      reuse: options.connection === 'keep-alive',
+      idleTimeoutMs: options.idleTimeoutMs,
+      listener: this,
+    });
+  }
+
+  /** Opens the warm connections (bounded in time; failures surface later as outcomes). */
+  warm(): Promise<void> {
+    return this.#pool.warm(this.#o.warmConnections, 5000, 0);
+  }
+
+  run(): Promise<LoadResult> {
+    return new Promise((resolve) => {
+      this.#resolve = resolve;
+      this.#startedAt = new Date().toISOString();
+      this.#t0 = performance.now();
+      this.#cpu0 = process.cpuUsage();
+      this.#windowTimer = setTimeout(this.#onWindowTimer, 1000);
+      const signal = this.#input.signal;
+      if (signal?.aborted === true) {
+        this.#abort();
+        return;
+      }
+      signal?.addEventListener('abort', this.#abort, { once: true });
+      this.#tick();
+    });
+  }
+
+  #now(): number {
+    return performance.now() - this.#t0;
+  }
+
+  readonly #abort = (): void => {
+    if (this.#scheduleDone) return;
+    this.#aborted = true;
+    this.#endSchedule();
+  };
+
+  /** Sends every arrival that is due, then sleeps until the next one. */
+  readonly #tick = (): void => {
+    this.#tickTimer = undefined;
+    let budget = maxBatch;
+    // Arrivals count in the window of their intended time: send what is due in the current
+    // window, close it when its end has passed, and go on with the next.
+    for (;;) {
+      budget = this.#sendDue(this.#windowEndMs, budget);
+      if (budget <= 0 || this.#now() < this.#windowEndMs) break;
+      this.#closeWindow();
+    }
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const g of this.#groups) if (g.nextAt < earliest) earliest = g.nextAt;
+    if (earliest === Number.POSITIVE_INFINITY) {
+      this.#endSchedule();
+      return;
+    }
+    const wait = budget <= 0 ? 0 : earliest - this.#now();
+    // Timers have ~1 ms granularity: whatever falls due meanwhile goes out in the next batch,
+    // and its lateness is measured as schedule lag, never hidden.
+    this.#tickTimer = wait <= 0 ? setImmediate(this.#tick) : setTimeout(this.#tick, wait);
+  };
+
+  /** Sends arrivals due by now and intended before `beforeMs`; returns the budget left. */
+  #sendDue(beforeMs: number, budget: number): number {
+    for (const g of this.#groups) {
+      let now = this.#now();
+      while (g.nextAt <= now && g.nextAt < beforeMs && budget > 0) {
+        this.#arrive(g, now);
+        budget--;
+        now = this.#now();
+      }
+    }
+    return budget;
+  }
+
+  #arrive(g: GroupState, now: number): void {
+    const intendedAt = g.nextAt;
+    const { config, recorder } = g;
+    g.count++;
+    if (g.count >= config.maxRequests) g.nextAt = Number.POSITIVE_INFINITY;
+    else {
+      const offset = g.next();
+      g.nextAt = offset < config.durationMs ? config.startMs + offset : Number.POSITIVE_INFINITY;
+    }
+    recorder.offered();
+    const lagMs = now - intendedAt;
+    recordMs(this.#lag, lagMs);
+    recordMs(this.#windowLag, lagMs);
+    const bytes = config.requests[g.client]!;
+    g.client = g.client + 1 === config.clients ? 0 : g.client + 1;
+    if (
+      this.#live.size >= this.#o.maxInFlight ||
+      (config.deadlineMs > 0 && lagMs >= config.deadlineMs)
+    ) {
+      this.#dropped(g);
+      return;
+    }
+    const request: Request = {
+      group: g,
+      bytes,
+      intendedAt,
+      attempts: 0,
+      attemptStart: intendedAt,
+      sentAt: now,
+      timer: undefined,
+      connection: undefined,
+      staleRetried: false,
+      lastOutcome: 'dropped',
+      lastStatus: 0,
+      lastRetryAfterMs: undefined,
+      lastReason: '',
+    };
+    this.#live.add(request);
+    this.#send(request, now);
+  }
+
+  #dropped(g: GroupState): void {
+    g.recorder.finished({
+      outcome: 'dropped',
+      latencyMs: 0,
+      good: false,
+      status: 0,
+      retryAfterMs: undefined,
+      reason: '',
+      fromSendMs: 0,
+    });
+  }
+
+  /** Writes the request's next attempt, or ends it when no connection can be had. */
+  #send(request: Request, now: number): void {
+    const connection = this.#pool.acquire();
+    const g = request.group;
+    if (connection === undefined) {
+      if (request.attempts === 0) {
+        this.#live.delete(request);
+        this.#dropped(g);
+      } else {
+        g.recorder.attemptEnded('dropped');
+        this.#finish(request, now);
+      }
+      return;
+    }
+    request.attempts++;
+    g.recorder.attempt(request.attempts > 1);
+    request.connection = connection;
+    request.sentAt = now;
+    const deadlineMs = g.config.deadlineMs;
+    if (deadlineMs > 0) {
+      request.timer = setTimeout(
+        this.#onDeadline,
+        request.attemptStart + deadlineMs - now,
+        request,
+      );
+    }
+    connection.send(request.bytes, g.config.noBody, request);
+  }
+
+  readonly #onDeadline = (request: Request): void => {
+    // Node's timers count from the loop's cached clock and can fire a little early; a request
+    // must never be called timed out before its deadline.
+    const early = request.attemptStart + request.group.config.deadlineMs - this.#now();
+    if (early > 0) {
+      request.timer = setTimeout(this.#onDeadline, early, request);
+      return;
+    }
+    request.timer = undefined;
+    const connection = request.connection;
+    request.connection = undefined;
+    connection?.destroy();
+    this.#attemptEnded(request, {
+      outcome: 'timeout',
+      status: 0,
+      retryAfterMs: undefined,
+      reason: '',
+    });
+  };
+
+  onResponse(connection: Connection): void {
+    const request = connection.token as Request;
+    clearTimeout(request.timer);
+    request.timer = undefined;
+    request.connection = undefined;
+    const { status, retryAfter } = connection.parser;
+    this.#pool.release(connection, this.#now());
+    const outcome = outcomeOfStatus(status);
+    const retryAfterMs =
+      outcome === 'rejected' && retryAfter !== undefined
+        ? parseRetryAfterMs(retryAfter, Date.now())
+        : undefined;
+    this.#attemptEnded(request, { outcome, status, retryAfterMs, reason: '' });
+  }
+
+  onFailure(connection: Connection, token: unknown, reason: string): void {
+    const request = token as Request;
+    if (connection.reused && connection.parser.received === 0 && !request.staleRetried) {
+      // A pooled connection the server had already closed: what any keep-alive client does is
+      // send again on a fresh one, once; it is not the server refusing this request.
+      request.staleRetried = true;
+      const fresh = this.#pool.acquire(true);
+      if (fresh !== undefined) {
+        this.#staleReconnects++;
+        request.connection = fresh;
+        fresh.send(request.bytes, request.group.config.noBody, request);
+        return;
+      }
+    }
+    clearTimeout(request.timer);
+    request.timer = undefined;
+    request.connection = undefined;
+    this.#attemptEnded(request, { outcome: 'network', status: 0, retryAfterMs: undefined, reason });
+  }
+
+  #attemptEnded(
+    request: Request,
+    end: { outcome: Outcome; status: number; retryAfterMs: number | undefined; reason: string },
+  ): void {
+    const g = request.group;
+    g.recorder.attemptEnded(end.outcome);
+    request.lastOutcome = end.outcome;
+    request.lastStatus = end.status;
+    request.lastRetryAfterMs = end.retryAfterMs;
+    request.lastReason = end.reason;
+    const now = this.#now();
+    if (!this.#ended && g.config.retry.kind !== 'none' && end.outcome !== 'ok') {
+      const delay = retryDelayMs(
+        g.config.retry,
+        {
+          attempt: request.attempts,
+          outcome: end.outcome,
+          status: end.status,
+          retryAfterMs: end.retryAfterMs,
+        },
+        this.#random,
+      );
+      if (delay !== undefined) {
+        if (delay <= 0) {
+          request.attemptStart = now;
+          this.#send(request, now);
+        } else {
+          this.#waitingRetry.add(request);
+          request.timer = setTimeout(this.#retry, delay, request);
+        }
+        return;
+      }
+    }
+    this.#finish(request, now);
+  }
+
+  readonly #retry = (request: Request): void => {
+    this.#waitingRetry.delete(request);
+    request.timer = undefined;
+    const now = this.#now();
+    request.attemptStart = now;
+    this.#send(request, now);
+  };
+
+  /** The request is over; its outcome is that of its last attempt. */
+  #finish(request: Request, now: number): void {
+    this.#live.delete(request);
+    const g = request.group;
+    const outcome = request.lastOutcome;
+    const latencyMs = now - request.intendedAt;
+    const ok = outcome === 'ok';
+    g.recorder.finished({
+      outcome,
+      latencyMs,
+      good: ok && latencyMs <= g.config.goodWithinMs,
+      status: request.lastStatus,
+      retryAfterMs: request.lastRetryAfterMs,
+      reason: request.lastReason,
+      fromSendMs: now - request.sentAt,
+    });
+    if (ok) recordMs(this.#windowOk, latencyMs);
+    if (this.#scheduleDone && this.#live.size === 0) this.#end();
+  }
+
+  #endSchedule(): void {
+    if (this.#scheduleDone) return;
+    this.#scheduleDone = true;
+    this.#input.signal?.removeEventListener('abort', this.#abort);
+    if (this.#tickTimer !== undefined) {
+      clearTimeout(this.#tickTimer as NodeJS.Timeout);
+      clearImmediate(this.#tickTimer as NodeJS.Immediate);
+      this.#tickTimer = undefined;
+    }
+    const cpu = process.cpuUsage(this.#cpu0);
+    const wallMs = Math.max(this.#now(), 1);
+    this.#cpuPercent = ((cpu.user + cpu.system) / 1000 / wallMs) * 100;
+    if (this.#live.size === 0) this.#end();
+    else this.#drainTimer = setTimeout(this.#end, this.#o.drainMs);
+  }
+
+  /** Timers may fire a little early (ms granularity) or late: close on the boundary exactly. */
+  readonly #onWindowTimer = (): void => {
+    const early = this.#windowEndMs - this.#now();
+    if (early > 0) {
+      this.#windowTimer = setTimeout(this.#onWindowTimer, early);
+      return;
+    }
+    if (!this.#scheduleDone) this.#sendDue(this.#windowEndMs, maxBatch);
+    this.#closeWindow();
+  };
+
+  /** Closes one 1-second window: totals of every group, and the window's percentiles. */
+  readonly #closeWindow = (): void => {
+    clearTimeout(this.#windowTimer);
+    const now = this.#now();
+    const index = this.#windowIndex++;
+    const startMs = index * 1000;
+    this.#windowEndMs = startMs + 2000;
+    const counts = emptyCounts();
+    for (const g of this.#groups) {
+      for (const key of Object.keys(counts) as (keyof WindowCounts)[])
+        counts[key] += g.recorder.window[key];
+    }
+    const keep = this.#windows.length < this.#o.maxWindows;
+    for (const g of this.#groups) g.recorder.closeWindow(keep);
+    const window: WindowStats = {
+      index,
+      startMs,
+      durationMs: Math.round(Math.min(1000, now - startMs)),
+      ...counts,
+      okP50Ms: percentileMs(this.#windowOk, 50),
+      okP99Ms: percentileMs(this.#windowOk, 99),
+      lagP99Ms: percentileMs(this.#windowLag, 99),
+      inFlight: this.#live.size,
+      connections: this.#pool.open,
+    };
+    if (keep) this.#windows.push(window);
+    else this.#windowsDropped++;
+    this.#windowOk.reset();
+    this.#windowLag.reset();
+    this.#pool.sweep(now);
+    if (!this.#ended) {
+      this.#windowTimer = setTimeout(this.#onWindowTimer, this.#windowEndMs - this.#now());
+    }
+    const onWindow = this.#input.onWindow;
+    if (onWindow !== undefined) {
+      try {
+        onWindow({ window, totals: this.#progress(now) });
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  };
+
+  #progress(now: number): LoadProgress {
+    const counts = emptyCounts();
+    for (const g of this.#groups) {
+      for (const key of Object.keys(counts) as (keyof WindowCounts)[])
+        counts[key] += g.recorder.totals[key];
+    }
+    return { ...counts, elapsedMs: Math.round(now), inFlight: this.#live.size };
+  }
+
+  /** Ends the run: whatever is still in flight has run out of time. */
+  readonly #end = (): void => {
+    if (this.#ended) return;
+    this.#ended = true;
+    clearTimeout(this.#drainTimer);
+    clearTimeout(this.#windowTimer);
+    const now = this.#now();
+    for (const request of [...this.#live]) {
+      clearTimeout(request.timer);
+      if (this.#waitingRetry.has(request)) {
+        this.#waitingRetry.delete(request);
+      } else {
+        request.connection?.destroy();
+        request.connection = undefined;
+        request.group.recorder.attemptEnded('timeout');
+        request.lastOutcome = 'timeout';
+        request.lastStatus = 0;
+        request.lastRetryAfterMs = undefined;
+      }
+      this.#finish(request, now);
+    }
+    this.#closeWindow();
+    this.#pool.close();
+    this.#resolve(this.#result(now));
+  };
+
+  #result(elapsedMs: number): LoadResult {
+    const o = this.#o;
+    const lag: RecordableHistogram = this.#lag;
+    const groups = this.#groups.map((g) => g.recorder.stats(g.config.durationMs));
+    const totals = buildStats({
+      name: 'total',
+      ratePerSec: o.groups.reduce((sum, g) => sum + g.ratePerSec, 0),
+      durationMs: o.durationMs,
+      recorders: this.#groups.map((g) => g.recorder),
+      windows: [],
+    });
+    const cpu = cpus();
+    return {
+      label: o.label,
+      scenario: o.scenario,
+      series: o.series,
+      url: o.url.href,
+      startedAt: this.#startedAt,
+      durationMs: o.durationMs,
+      elapsedMs: Math.round(elapsedMs),
+      aborted: this.#aborted,
+      config: {
+        connection: o.connection,
+        maxConnections: o.maxConnections,
+        maxInFlight: o.maxInFlight,
+        seed: o.seed,
+        groups: o.groups.map((g) => ({
+          name: g.name,
+          ratePerSec: g.ratePerSec,
+          arrival: g.arrival,
+          method: g.method,
+          path: g.path,
+          deadlineMs: g.deadlineMs,
+          clients: g.clients,
+          startMs: g.startMs,
+          durationMs: g.durationMs,
+          retry: formatRetryPolicy(g.retry),
+        })),
+      },
+      totals,
+      groups,
+      windows: this.#windows,
+      windowsDropped: this.#windowsDropped,
+      peakConnections: this.#pool.peak,
+      staleReconnects: this.#staleReconnects,
+      validity: assessValidity({
+        scheduleLagMs: {
+          p50: percentileMs(lag, 50) ?? 0,
+          p99: percentileMs(lag, 99) ?? 0,
+          max: lag.count === 0 ? 0 : Math.round(lag.max) / 1000,
+        },
+        cpuPercent: this.#cpuPercent,
+        offered: totals.offered,
+        dropped: totals.dropped,
+        thresholds: o.validity,
+      }),
+      machine: {
+        cpuModel: cpu[0]?.model.trim() ?? 'unknown',
+        cpus: cpu.length,
+        node: process.version,
+        platform: `${process.platform} ${arch()}`,
+        loadAvg1: Math.round(loadavg()[0]! * 100) / 100,
+      },
+    };
+  }
+}
