@@ -49,7 +49,12 @@ export {
   type TokenBucket,
   type TokenBucketOptions,
 } from './core/token-bucket/token-bucket.js';
-export type { RateDecision, RatePolicy, RateStore } from './core/rate-store/rate-store.js';
+export type {
+  RateDecision,
+  RatePolicy,
+  RateRefusalReason,
+  RateStore,
+} from './core/rate-store/rate-store.js';
 export {
   memoryRateStore,
   type MemoryRateStore,

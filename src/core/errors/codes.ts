@@ -24,6 +24,8 @@ export const errorCodes = Object.freeze({
   shed: 'SPILLWAY_E_SHED',
   /** A dependency refused (429/503) or is overloaded; `signal` says what to do upstream. */
   overloaded: 'SPILLWAY_E_OVERLOADED',
+  /** A shared store (Redis) could not be asked and its failure policy is `closed`. */
+  storeUnavailable: 'SPILLWAY_E_STORE_UNAVAILABLE',
 } as const);
 
 /** The union of every code in {@link errorCodes}. */
