@@ -70,7 +70,8 @@ export class RateFallback {
       };
     }
     const d = this.#local!.take(key, n, this.#share(l));
-    return { ...d, degraded: true };
+    // Reported against the shared limit, as a healthy decision would be.
+    return { ...d, limit: l.limit, degraded: true };
   }
 
   #memory(): MemoryRateStore {

@@ -1,7 +1,7 @@
 /**
  * Two local caches that save Redis round trips without loosening the limit:
  *
- * - **Deny cache.** After Redis refuses cost `n` with a wait, refuse cost >= `n` for that key
+ * - **Deny cache.** After Redis refuses cost `n` with a wait, refuse cost `n` for that key
  *   locally until the wait has passed. Exact for every algorithm here: only admissions happen
  *   elsewhere, and they never free capacity earlier. Entries are trusted for at most
  *   `maxAgeMs` (bounds staleness if limits change) and timed from when the call was *sent*,
@@ -24,7 +24,7 @@ interface Denial {
   readonly minCost: number;
 }
 
-/** Remembers refusals per key. */
+/** Remembers refusals per key (the wait is exact for the refused cost only). */
 export class DenyCache {
   readonly #map: BoundedMap<Denial>;
   readonly #maxAgeMs: number;
@@ -45,7 +45,8 @@ export class DenyCache {
       this.#map.delete(key);
       return undefined;
     }
-    if (n < d.minCost) return undefined;
+    // A larger cost is refused too, but its exact wait is longer: ask Redis for it.
+    if (n !== d.minCost) return undefined;
     const wait = Math.ceil(d.until - now);
     return wait < 1 ? 1 : wait;
   }

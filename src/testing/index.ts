@@ -9,3 +9,11 @@ export {
   type VirtualClock,
   type VirtualClockOptions,
 } from './virtual-clock.js';
+export {
+  assertDecisionShape,
+  rateStoreConformance,
+  runConformance,
+  type ConformanceCase,
+  type ConformanceReport,
+  type RateStoreConformanceOptions,
+} from './rate-store-conformance.js';

@@ -11,7 +11,7 @@ import { createClient as createNodeRedis6 } from 'redis';
 import { createClient as createNodeRedis5 } from 'redis5';
 import type { RedisClientLike } from '../../src/redis/index.js';
 
-export const ci = process.env.CI !== undefined && process.env.CI !== '';
+export const ci = process.env['CI'] !== undefined && process.env['CI'] !== '';
 
 /** A connected client plus how to close it and run plain commands on it. */
 export interface TestClient {
@@ -26,51 +26,73 @@ export const flavours: readonly Flavour[] = ['ioredis6', 'node-redis6', 'ioredis
 /** The current majors, for the heavier fault and multi-process tests. */
 export const mainFlavours: readonly Flavour[] = ['ioredis6', 'node-redis6'];
 
+const ioredisOptions = (port: number) =>
+  ({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => 50,
+    connectTimeout: 1_000,
+  }) as const;
+
+const nodeRedisOptions = (port: number) => ({
+  socket: { host: '127.0.0.1', port, reconnectStrategy: () => 50, connectTimeout: 1_000 },
+  disableOfflineQueue: true,
+});
+
 /** Connects a fail-fast client of `flavour` to 127.0.0.1:`port`. */
 export async function connect(flavour: Flavour, port = 6379): Promise<TestClient> {
-  if (flavour === 'ioredis6' || flavour === 'ioredis5') {
-    const Ctor = flavour === 'ioredis6' ? Ioredis6 : Ioredis5;
-    const c = new Ctor({
-      host: '127.0.0.1',
-      port,
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => 50,
-      connectTimeout: 1_000,
-    });
-    c.on('error', () => {});
-    await c.connect();
-    return {
-      flavour,
-      client: c,
-      command: ([cmd, ...rest]) => c.call(cmd!, ...rest),
-      close: async () => {
-        c.disconnect();
-        await Promise.resolve();
-      },
-    };
+  switch (flavour) {
+    case 'ioredis6': {
+      const c = new Ioredis6(ioredisOptions(port));
+      c.on('error', () => {});
+      await c.connect();
+      const client: RedisClientLike = c;
+      return {
+        flavour,
+        client,
+        command: ([cmd, ...rest]) => c.call(cmd!, ...rest),
+        close: () => Promise.resolve(c.disconnect()),
+      };
+    }
+    case 'ioredis5': {
+      const c = new Ioredis5(ioredisOptions(port));
+      c.on('error', () => {});
+      await c.connect();
+      const client: RedisClientLike = c;
+      return {
+        flavour,
+        client,
+        command: ([cmd, ...rest]) => c.call(cmd!, ...rest),
+        close: () => Promise.resolve(c.disconnect()),
+      };
+    }
+    case 'node-redis6': {
+      const c = createNodeRedis6(nodeRedisOptions(port));
+      c.on('error', () => {});
+      await c.connect();
+      const client: RedisClientLike = c;
+      return { flavour, client, command: (args) => c.sendCommand(args), close: () => destroy(c) };
+    }
+    case 'node-redis5': {
+      const c = createNodeRedis5(nodeRedisOptions(port));
+      c.on('error', () => {});
+      await c.connect();
+      const client: RedisClientLike = c;
+      return { flavour, client, command: (args) => c.sendCommand(args), close: () => destroy(c) };
+    }
   }
-  const create = flavour === 'node-redis6' ? createNodeRedis6 : createNodeRedis5;
-  const c = create({
-    socket: { host: '127.0.0.1', port, reconnectStrategy: () => 50, connectTimeout: 1_000 },
-    disableOfflineQueue: true,
-  });
-  c.on('error', () => {});
-  await c.connect();
-  return {
-    flavour,
-    client: c as unknown as RedisClientLike,
-    command: (args) => c.sendCommand(args),
-    close: async () => {
-      try {
-        c.destroy();
-      } catch {
-        // already closed
-      }
-      await Promise.resolve();
-    },
-  };
+}
+
+function destroy(c: { destroy(): void }): Promise<void> {
+  try {
+    c.destroy();
+  } catch {
+    // already closed
+  }
+  return Promise.resolve();
 }
 
 /** A prefix no other test uses. */
