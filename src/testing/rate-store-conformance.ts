@@ -76,7 +76,7 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
   let serial = 0;
   const policy = (ratePerSec: number, burst: number): RatePolicy =>
     Object.freeze({ name: `${prefix}-${serial++}`, ratePerSec, burst });
-  const take = async (store: RateStore, key: string, n: number, p: RatePolicy) => {
+  const take = async (store: RateStore, key: string, [n, p]: readonly [number, RatePolicy]) => {
     const d = await store.take(key, n, p);
     assertDecisionShape(d, p);
     return d;
@@ -95,12 +95,12 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
         const store = await createStore();
         const p = policy(0.001, 4);
         for (let left = 3; left >= 0; left--) {
-          const d = await take(store, 'a', 1, p);
+          const d = await take(store, 'a', [1, p]);
           assert.equal(d.ok, true);
           assert.equal(d.remaining, left);
           assert.notEqual(d.degraded, true, 'a healthy store is not degraded');
         }
-        assert.equal((await take(store, 'a', 1, p)).ok, false);
+        assert.equal((await take(store, 'a', [1, p])).ok, false);
       },
     },
     {
@@ -108,10 +108,10 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
       run: async () => {
         const store = await createStore();
         const p = policy(0.001, 5);
-        assert.equal((await take(store, 'a', 3, p)).ok, true);
-        assert.equal((await take(store, 'a', 3, p)).ok, false);
-        assert.equal((await take(store, 'a', 3, p)).ok, false);
-        const d = await take(store, 'a', 2, p);
+        assert.equal((await take(store, 'a', [3, p])).ok, true);
+        assert.equal((await take(store, 'a', [3, p])).ok, false);
+        assert.equal((await take(store, 'a', [3, p])).ok, false);
+        const d = await take(store, 'a', [2, p]);
         assert.equal(d.ok, true);
         assert.equal(d.remaining, 0);
       },
@@ -121,11 +121,11 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
       run: async () => {
         const store = await createStore();
         const p = policy(0.1, 2); // one token per 10 s
-        await take(store, 'a', 2, p);
-        const d = await take(store, 'a', 1, p);
+        await take(store, 'a', [2, p]);
+        const d = await take(store, 'a', [1, p]);
         assert.equal(d.ok, false);
         if (!d.ok) near(d.retryAfterMs, 10_000, 'retryAfterMs for 1 token');
-        const two = await take(store, 'a', 2, p);
+        const two = await take(store, 'a', [2, p]);
         if (!two.ok) near(two.retryAfterMs, 20_000, 'retryAfterMs for 2 tokens');
       },
     },
@@ -134,10 +134,10 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
       run: async () => {
         const store = await createStore();
         const p = policy(10, 4);
-        const d = await take(store, 'a', 1, p);
+        const d = await take(store, 'a', [1, p]);
         assert.equal(d.limit, 4);
         near(d.resetMs, 100, 'resetMs after one take at 10/s');
-        const d3 = await take(store, 'a', 3, p);
+        const d3 = await take(store, 'a', [3, p]);
         near(d3.resetMs, 400, 'resetMs when empty');
       },
     },
@@ -146,10 +146,10 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
       run: async () => {
         const store = await createStore();
         const p = policy(0.001, 1);
-        assert.equal((await take(store, 'a', 1, p)).ok, true);
-        assert.equal((await take(store, 'a', 1, p)).ok, false);
-        assert.equal((await take(store, 'b', 1, p)).ok, true);
-        assert.equal((await take(store, 'tenant {42} ü', 1, p)).ok, true);
+        assert.equal((await take(store, 'a', [1, p])).ok, true);
+        assert.equal((await take(store, 'a', [1, p])).ok, false);
+        assert.equal((await take(store, 'b', [1, p])).ok, true);
+        assert.equal((await take(store, 'tenant {42} ü', [1, p])).ok, true);
       },
     },
     {
@@ -158,9 +158,9 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
         const store = await createStore();
         const p1 = policy(0.001, 1);
         const p2 = policy(0.001, 1);
-        assert.equal((await take(store, 'a', 1, p1)).ok, true);
-        assert.equal((await take(store, 'a', 1, p2)).ok, true);
-        assert.equal((await take(store, 'a', 1, p1)).ok, false);
+        assert.equal((await take(store, 'a', [1, p1])).ok, true);
+        assert.equal((await take(store, 'a', [1, p2])).ok, true);
+        assert.equal((await take(store, 'a', [1, p1])).ok, false);
       },
     },
     {
@@ -168,11 +168,11 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
       run: async () => {
         const store = await createStore();
         const p = policy(10, 2);
-        await take(store, 'a', 2, p);
-        assert.equal((await take(store, 'a', 1, p)).ok, false);
+        await take(store, 'a', [2, p]);
+        assert.equal((await take(store, 'a', [1, p])).ok, false);
         await advance(150);
-        assert.equal((await take(store, 'a', 1, p)).ok, true, 'one token after 150 ms at 10/s');
-        assert.equal((await take(store, 'a', 2, p)).ok, false, 'not two');
+        assert.equal((await take(store, 'a', [1, p])).ok, true, 'one token after 150 ms at 10/s');
+        assert.equal((await take(store, 'a', [2, p])).ok, false, 'not two');
       },
     },
     {
@@ -180,11 +180,11 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
       run: async () => {
         const store = await createStore();
         const p = policy(20, 1);
-        await take(store, 'a', 1, p);
-        const d = await take(store, 'a', 1, p);
+        await take(store, 'a', [1, p]);
+        const d = await take(store, 'a', [1, p]);
         assert.equal(d.ok, false);
         if (!d.ok) await advance(d.retryAfterMs + tol);
-        assert.equal((await take(store, 'a', 1, p)).ok, true);
+        assert.equal((await take(store, 'a', [1, p])).ok, true);
       },
     },
     {
@@ -192,7 +192,7 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
       run: async () => {
         const store = await createStore();
         const p = policy(0.001, 10);
-        const all = await Promise.all(Array.from({ length: 25 }, () => take(store, 'a', 1, p)));
+        const all = await Promise.all(Array.from({ length: 25 }, () => take(store, 'a', [1, p])));
         assert.equal(all.filter((d) => d.ok).length, 10);
       },
     },
