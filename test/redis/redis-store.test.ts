@@ -50,7 +50,7 @@ describe.skipIf(missing !== undefined).each(flavours)('redisStore over %s', (fla
   it('keyedTokenBuckets takes it with no other change', async () => {
     const perClient = keyedTokenBuckets({ ratePerSec: 1, burst: 2, name: name(), store: store() });
     const d1 = await perClient.tryTake('u1');
-    expect(d1).toEqual({ ok: true, remaining: 1, limit: 2, resetMs: expect.any(Number) });
+    expect(d1).toMatchObject({ ok: true, remaining: 1, limit: 2 });
     await perClient.tryTake('u1');
     const d3 = await perClient.tryTake('u1');
     expect(d3.ok).toBe(false);
@@ -147,7 +147,6 @@ describe.skipIf(missing !== undefined).each(flavours)('redisStore over %s', (fla
     const policy = { name: name(), ratePerSec: 200, burst: 20 };
     const started = performance.now();
     let admitted = 0;
-    let hits = 0;
     while (performance.now() - started < 600) {
       const ds = await Promise.all(
         replicas.flatMap((r) => [r.take('hot', 1, policy), r.take('hot', 1, policy)]),
@@ -156,7 +155,7 @@ describe.skipIf(missing !== undefined).each(flavours)('redisStore over %s', (fla
       await sleep(1);
     }
     const spanMs = performance.now() - started;
-    hits = replicas.reduce((sum, r) => sum + r.stats().leaseHits, 0);
+    const hits = replicas.reduce((sum, r) => sum + r.stats().leaseHits, 0);
     const bound = policy.burst + (policy.ratePerSec * (spanMs + holdMs)) / 1000;
     expect(hits).toBeGreaterThan(0);
     expect(admitted).toBeLessThanOrEqual(Math.floor(bound));
