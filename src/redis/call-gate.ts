@@ -94,10 +94,11 @@ export class CallGate {
   ): Promise<number[] | CallFailure> {
     const s = this.#s;
     const now = s.clock.now();
+    // The cap first: a call refused here must not take the breaker's one probe.
+    if (this.#inFlight >= s.maxInFlight) return Promise.resolve(this.#fail(saturated, now));
     const ready = s.client.ready();
     if (!this.#breaker.allow(now, ready)) return Promise.resolve(this.#fail(breakerOpen, now));
     if (!ready) return Promise.resolve(this.#fail(notReady, now));
-    if (this.#inFlight >= s.maxInFlight) return Promise.resolve(this.#fail(saturated, now));
     let sent: Promise<unknown>;
     try {
       sent = s.client.run(script, keys, args);
