@@ -30,7 +30,7 @@ describe.skipIf(missing !== undefined).each(flavours)('redisStore over %s confor
 
   beforeAll(async () => {
     up = await connect(flavour);
-    store = redisStore({ client: up.client, prefix });
+    store = redisStore({ client: up.client, prefix, timeoutMs: 2_000, onError: 'closed' });
     server = await PrivateRedis.start();
     down = await connect(flavour, server.port);
     await server.kill();

@@ -36,8 +36,9 @@ describe.skipIf(missing !== undefined).each(flavours)('redisStore over %s', (fla
   const prefix = uniquePrefix(`store-${flavour}`);
   let n = 0;
   const name = (): string => `lim${n++}`;
+  // A generous deadline: these cases are about limits, and a shared machine can be slow.
   const store = (options: Partial<Parameters<typeof redisStore>[0]> = {}): RedisStore =>
-    redisStore({ client: c.client, prefix, ...options });
+    redisStore({ client: c.client, prefix, timeoutMs: 2_000, onError: 'closed', ...options });
 
   beforeAll(async () => {
     c = await connect(flavour);
