@@ -277,6 +277,29 @@ describe.skipIf(missing !== undefined).each(flavours)('redisStore over %s', (fla
       r.permit.release();
     });
 
+    it('a replica that dies holding a lease: its lease expires after the TTL and the slot comes back', async () => {
+      const doomed = await connect(flavour);
+      const lim = name();
+      const options = { name: lim, limit: 1, leaseTtlMs: 300, renewEveryMs: 100 };
+      const dying = redisConcurrencyLimit({
+        ...options,
+        store: redisStore({ client: doomed.client, prefix, onError: 'closed' }),
+      });
+      const survivor = redisConcurrencyLimit({ ...options, store: store() });
+      const held = await dying.acquire();
+      expect(held.ok).toBe(true);
+      await sleep(150); // renewed at least once
+      expect((await survivor.acquire()).ok).toBe(false);
+      await doomed.close(); // the replica is gone without releasing
+      await sleep(500); // past the TTL from its last renewal
+      const r = await survivor.acquire();
+      expect(r.ok).toBe(true);
+      if (r.ok && held.ok) {
+        expect(r.permit.fence).toBeGreaterThan(held.permit.fence);
+        r.permit.release();
+      }
+    });
+
     it('run() holds a lease for the work and throws the matching error when refused', async () => {
       const lim = redisConcurrencyLimit({ store: store(), name: name(), limit: 1 });
       let inside = 0;
