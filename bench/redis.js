@@ -126,11 +126,13 @@ if (values.child !== undefined) {
   const admittedAt = [];
   const keyOf = cfg.hotKey ? () => 'hot' : (i) => ids[i % ids.length];
   const wrapped = cfg.record
-    ? (key) =>
-        decide(key).then((d) => {
-          if (d.ok) admittedAt.push([Date.now(), d.resetMs]);
+    ? (key) => {
+        const sentAt = Date.now();
+        return decide(key).then((d) => {
+          if (d.ok) admittedAt.push([Date.now(), d.resetMs, sentAt]);
           return d;
-        })
+        });
+      }
     : decide;
   const r = await hammer(wrapped, { inFlight: cfg.inFlight, ms: cfg.ms, keyOf });
   process.send({ ...r, admittedAt, redisCalls: store?.stats().calls });
@@ -259,8 +261,11 @@ try {
         overshootPct: +Math.max(0, ((worst - policy.burst) / policy.burst) * 100).toFixed(2),
       });
     } else {
-      const times = seen.map(([t]) => t).sort((a, b) => a - b);
-      allowed = Math.floor(policy.burst + (policy.ratePerSec * (times.at(-1) - times[0])) / 1000);
+      // Redis admitted each between its send and its receive: the span is at most from the
+      // first send to the last receive.
+      const firstSent = Math.min(...seen.map(([, , sentAt]) => sentAt));
+      const lastRecv = Math.max(...seen.map(([t]) => t));
+      allowed = Math.floor(policy.burst + (policy.ratePerSec * (lastRecv - firstSent)) / 1000);
       report.overshoot.push({
         contender: name,
         admitted: seen.length,

@@ -44,7 +44,7 @@ function gate(client: ScriptClient, maxInFlight = 3) {
   return { g, clock, failures, breaker };
 }
 
-const call = (g: CallGate) => g.call(gcraScript, ['k'], [1, 1, 1, 1]);
+const call = (g: CallGate) => g.call(gcraScript, { keys: ['k'], args: [1, 1, 1, 1] });
 
 describe('CallGate', () => {
   it('passes replies through as numbers', async () => {

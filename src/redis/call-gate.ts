@@ -51,6 +51,14 @@ const breakerOpen: CallFailure = Object.freeze({ failed: 'breaker-open' });
 const saturated: CallFailure = Object.freeze({ failed: 'saturated' });
 const timedOut: CallFailure = Object.freeze({ failed: 'timeout' });
 
+/** The keys and arguments of one script call. */
+export interface ScriptRequest {
+  readonly keys: string[];
+  readonly args: (string | number)[];
+}
+
+const identity = <T>(x: T): T => x;
+
 /** True when `r` is a failure rather than a reply. */
 export function isFailure(r: number[] | CallFailure): r is CallFailure {
   return !Array.isArray(r);
@@ -87,27 +95,41 @@ export class CallGate {
   }
 
   /** Runs `script`; resolves with its integer reply or a failure, within `timeoutMs`. */
-  call(
+  call(script: RedisScript, request: ScriptRequest): Promise<number[] | CallFailure> {
+    return this.callThen(script, request, identity);
+  }
+
+  /**
+   * As {@link call}, resolving with `finish(reply or failure)`: one promise per decision
+   * instead of a chain (this is the hot path).
+   */
+  callThen<T>(
     script: RedisScript,
-    keys: string[],
-    args: (string | number)[],
-  ): Promise<number[] | CallFailure> {
+    request: ScriptRequest,
+    finish: (result: number[] | CallFailure) => T,
+  ): Promise<T> {
     const s = this.#s;
     const now = s.clock.now();
     // The cap first: a call refused here must not take the breaker's one probe.
-    if (this.#inFlight >= s.maxInFlight) return Promise.resolve(this.#fail(saturated, now));
+    if (this.#inFlight >= s.maxInFlight) return Promise.resolve(finish(this.#fail(saturated, now)));
     const ready = s.client.ready();
-    if (!this.#breaker.allow(now, ready)) return Promise.resolve(this.#fail(breakerOpen, now));
-    if (!ready) return Promise.resolve(this.#fail(notReady, now));
+    if (!this.#breaker.allow(now, ready)) {
+      return Promise.resolve(finish(this.#fail(breakerOpen, now)));
+    }
+    if (!ready) return Promise.resolve(finish(this.#fail(notReady, now)));
     let sent: Promise<unknown>;
     try {
-      sent = s.client.run(script, keys, args);
+      sent = s.client.run(script, request.keys, request.args);
     } catch (error) {
-      return Promise.resolve(this.#fail({ failed: 'error', error }, now));
+      return Promise.resolve(finish(this.#fail({ failed: 'error', error }, now)));
     }
     this.#inFlight++;
-    return new Promise((resolve) => {
-      const p: Pending = { deadline: now + s.timeoutMs, done: false, resolve };
+    return new Promise<T>((resolve) => {
+      const p: Pending = {
+        deadline: now + s.timeoutMs,
+        done: false,
+        resolve: (r) => resolve(finish(r)),
+      };
       this.#pending.push(p);
       if (this.#timer === undefined) this.#arm(s.timeoutMs);
       sent.then(
@@ -117,17 +139,18 @@ export class CallGate {
           this.#settle(p);
           const numbers = toNumbers(reply);
           if (numbers === undefined) {
-            resolve(this.#fail({ failed: 'error', error: new TypeError('bad reply') }, now));
+            const error = new TypeError('Redis script reply is not a list of integers');
+            p.resolve(this.#fail({ failed: 'error', error }, now));
             return;
           }
           if (this.#breaker.success()) s.onBreaker('closed');
-          resolve(numbers);
+          p.resolve(numbers);
         },
         (error: unknown) => {
           this.#inFlight--;
           if (p.done) return;
           this.#settle(p);
-          resolve(this.#fail({ failed: 'error', error }, s.clock.now()));
+          p.resolve(this.#fail({ failed: 'error', error }, s.clock.now()));
         },
       );
     });
@@ -137,7 +160,7 @@ export class CallGate {
    * Fire-and-forget call for background clean-up (lease release, unknown outcomes): same cap
    * and readiness check, no deadline, no breaker report.
    */
-  background(script: RedisScript, keys: string[], args: (string | number)[]): void {
+  background(script: RedisScript, request: ScriptRequest): void {
     const s = this.#s;
     if (!s.client.ready() || this.#inFlight >= s.maxInFlight) return;
     this.#inFlight++;
@@ -145,7 +168,7 @@ export class CallGate {
       this.#inFlight--;
     };
     try {
-      s.client.run(script, keys, args).then(done, done);
+      s.client.run(script, request.keys, request.args).then(done, done);
     } catch {
       done();
     }
@@ -202,16 +225,16 @@ export class CallGate {
   }
 }
 
-/** Normalises a script reply (RESP2 or RESP3, numbers or bigints) to numbers. */
+/** Checks a script reply (RESP2 or RESP3) is a list of numbers; bigints become numbers. */
 function toNumbers(reply: unknown): number[] | undefined {
   if (typeof reply === 'number') return [reply];
   if (!Array.isArray(reply)) return undefined;
-  const out = new Array<number>(reply.length);
-  for (let i = 0; i < reply.length; i++) {
-    const v: unknown = reply[i];
-    const n = typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : Number.NaN;
-    if (Number.isNaN(n)) return undefined;
-    out[i] = n;
+  const out = reply as unknown[];
+  for (let i = 0; i < out.length; i++) {
+    const v = out[i];
+    if (typeof v === 'number') continue;
+    if (typeof v !== 'bigint') return undefined;
+    out[i] = Number(v);
   }
-  return out;
+  return out as number[];
 }

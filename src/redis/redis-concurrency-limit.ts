@@ -250,11 +250,10 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
 
   async renewLease(permit: RedisLeasePermit): Promise<boolean | undefined> {
     const [z, h] = this.#keys(permit.key);
-    const r = await this.#st.gate.call(
-      semRenewScript,
-      [z, h],
-      [permit.leaseId, this.#s.leaseTtlMs],
-    );
+    const r = await this.#st.gate.call(semRenewScript, {
+      keys: [z, h],
+      args: [permit.leaseId, this.#s.leaseTtlMs],
+    });
     this.#st.note(r);
     if (isFailure(r)) return undefined;
     return r[0] === 1;
@@ -263,7 +262,10 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
   releaseLease(permit: RedisLeasePermit): void {
     this.#active--;
     if (permit.degraded) return;
-    this.#st.gate.background(semReleaseScript, this.#keys(permit.key), [permit.leaseId]);
+    this.#st.gate.background(semReleaseScript, {
+      keys: this.#keys(permit.key),
+      args: [permit.leaseId],
+    });
   }
 
   leaseLost(permit: RedisLeasePermit): void {
@@ -309,16 +311,16 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
     const s = this.#s;
     const leaseId = randomId();
     const keys = this.#keys(key);
-    const r = await this.#st.gate.call(semAcquireScript, keys, [
-      s.limit,
-      leaseId,
-      weight,
-      s.leaseTtlMs,
-    ]);
+    const r = await this.#st.gate.call(semAcquireScript, {
+      keys,
+      args: [s.limit, leaseId, weight, s.leaseTtlMs],
+    });
     this.#st.note(r);
     if (isFailure(r)) {
       // A call that timed out may still have taken the lease: give it back when Redis can.
-      if (r.failed === 'timeout') this.#st.gate.background(semReleaseScript, keys, [leaseId]);
+      if (r.failed === 'timeout') {
+        this.#st.gate.background(semReleaseScript, { keys, args: [leaseId] });
+      }
       if (s.policy === 'open') return { ok: true, permit: this.#permit(key, leaseId, -1) };
       if (s.policy === 'closed') return unavailable;
       return { ok: false, reason: 'local', degraded: true };

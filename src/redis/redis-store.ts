@@ -402,19 +402,19 @@ class Store implements RedisStore {
       want = leases.want(cacheKey, n, now);
     }
     this.#calls++;
-    return this.#gate
-      .call(ask.script, [redisKeyName], [String(ask.period), limit, n, want])
-      .then((r) => {
+    return this.#gate.callThen(
+      ask.script,
+      { keys: [redisKeyName], args: [String(ask.period), limit, n, want] },
+      (r) => {
         this.#note(r);
-        if (isFailure(r)) {
-          this.#degradedCount++;
-          return s.fallback.decide(key, n, {
-            l: { kind: ask.kind, name: ask.name, limit, ratePerSec: ask.ratePerSec },
-            retryAfterMs: this.#gate.breakerWaitMs() || s.breakerCooldownMs,
-          });
-        }
-        return this.#answer(cacheKey, n, { ask, r, sentAt: now });
-      });
+        if (!isFailure(r)) return this.#answer(cacheKey, n, { ask, r, sentAt: now });
+        this.#degradedCount++;
+        return s.fallback.decide(key, n, {
+          l: { kind: ask.kind, name: ask.name, limit, ratePerSec: ask.ratePerSec },
+          retryAfterMs: this.#gate.breakerWaitMs() || s.breakerCooldownMs,
+        });
+      },
+    );
   }
 
   #answer(
