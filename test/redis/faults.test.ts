@@ -27,14 +27,42 @@ if (missing !== undefined) console.warn(`skipping Redis fault tests: ${missing}`
 
 const timeoutMs = 50;
 // The deadline bounds the wait for Redis, not how late a busy event loop runs the callback:
-// each bound below is timeoutMs + 10 ms + the longest event-loop stall measured meanwhile.
+// each decision must come within timeoutMs + 10 ms + the event-loop stalls during its life.
 
 interface Decision {
+  /** When it was asked for, on performance.now(). */
+  readonly start: number;
+  /** The same, relative to when driving began. */
   readonly at: number;
   readonly ms: number;
   readonly ok: boolean;
   readonly degraded: boolean;
   readonly reason: string | undefined;
+}
+
+/**
+ * Records event-loop stalls (a 1 ms interval running late) until stopped, so a decision's
+ * latency can be judged against the stalls it lived through rather than a guess.
+ */
+function stallTracker() {
+  const stalls: [at: number, ms: number][] = [];
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    if (now - last > 2) stalls.push([now, now - last - 1]);
+    last = now;
+  }, 1);
+  return {
+    stop: () => clearInterval(timer),
+    /** Total stall time between `from` and `to` (ms on performance.now()). */
+    within: (from: number, to: number) =>
+      stalls.reduce((sum, [at, ms]) => (at > from && at - ms < to ? sum + ms : sum), 0),
+  };
+}
+
+/** The decisions that took longer than timeoutMs + 10 ms + the stalls they lived through. */
+function lateDecisions(ds: readonly Decision[], stalls: ReturnType<typeof stallTracker>) {
+  return ds.filter((d) => d.ms > timeoutMs + 10 + stalls.within(d.start, d.start + d.ms));
 }
 
 /** Calls `store` every `everyMs` until `until()` is true, recording every decision. */
@@ -51,6 +79,7 @@ async function drive(
     pending.push(
       store.fixedWindow('k', 1, policy).then((d) => {
         out.push({
+          start: started,
           at: started - t0,
           ms: performance.now() - started,
           ok: d.ok,
@@ -125,6 +154,7 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('faults over %s', (fla
     const control = idleLoopDelayP99(3_400);
     const loop = monitorEventLoopDelay({ resolution: 1 });
     loop.enable();
+    const stalls = stallTracker();
     let done = false;
     const t0 = performance.now();
     const running = policies.map((p) => drive(byPolicy[p], windows[p], () => done));
@@ -149,10 +179,8 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('faults over %s', (fla
     ).toBeLessThan(Math.max(20, idleP99 + 10));
     for (const [i, p] of policies.entries()) {
       const ds = results[i]!;
-      // Within the deadline, plus however long the event loop itself was held up.
-      const slowest = Math.max(...ds.map((d) => d.ms));
-      const loopMaxMs = loop.max / 1e6;
-      expect(slowest, `${p}: slowest decision`).toBeLessThanOrEqual(timeoutMs + 10 + loopMaxMs);
+      // Within the deadline, plus however long the event loop itself was held up meanwhile.
+      expect(lateDecisions(ds, stalls), `${p}: late decisions`).toEqual([]);
       // Fully down: from a moment after the kill until the restart.
       const down = ds.filter((d) => d.at > killedAt + 100 && d.at < restartedAt);
       expect(down.length).toBeGreaterThan(100);
@@ -194,8 +222,7 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('faults over %s', (fla
     const sample = setInterval(() => {
       maxInFlight = Math.max(maxInFlight, store.inFlight);
     }, 1);
-    const loop = monitorEventLoopDelay({ resolution: 1 });
-    loop.enable();
+    const stalls = stallTracker();
     const t0 = performance.now();
     const running = drive(store, window, () => done);
     await sleep(200);
@@ -206,9 +233,8 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('faults over %s', (fla
     const ds = await running;
     clearInterval(sample);
     expect(maxInFlight).toBeLessThanOrEqual(10);
-    loop.disable();
-    const slowest = Math.max(...ds.map((d) => d.ms));
-    expect(slowest).toBeLessThanOrEqual(timeoutMs + 10 + loop.max / 1e6);
+    stalls.stop();
+    expect(lateDecisions(ds, stalls)).toEqual([]);
     const stalled = ds.filter((d) => d.at > pausedAt + 20 && d.at < pausedAt + 600);
     expect(stalled.length).toBeGreaterThan(50);
     expect(stalled.every((d) => d.degraded && !d.ok)).toBe(true);
