@@ -2,7 +2,8 @@
  * Spillway's core: framework-free admission primitives that accept only the work a service can
  * finish. Time comes only from an injected {@link Clock}; nothing here imports `node:http`.
  *
- * Adapters live in subpaths: `spillway/testing` (virtual clock, store conformance). Internals
+ * Adapters live in subpaths: `spillway/testing` (virtual clock, store conformance),
+ * `spillway/redis` (limits shared across replicas). Internals
  * (`src/core/internal`) are not exported.
  *
  * @module
@@ -72,7 +73,12 @@ export {
   type TokenBucket,
   type TokenBucketOptions,
 } from './core/token-bucket/token-bucket.js';
-export type { RateDecision, RatePolicy, RateStore } from './core/rate-store/rate-store.js';
+export type {
+  RateDecision,
+  RatePolicy,
+  RateRefusalReason,
+  RateStore,
+} from './core/rate-store/rate-store.js';
 export {
   memoryRateStore,
   type MemoryRateStore,

@@ -16,3 +16,11 @@ export {
   type SlotServerCallback,
   type SlotServerOptions,
 } from './slot-server.js';
+export {
+  assertDecisionShape,
+  rateStoreConformance,
+  runConformance,
+  type ConformanceCase,
+  type ConformanceReport,
+  type RateStoreConformanceOptions,
+} from './rate-store-conformance.js';

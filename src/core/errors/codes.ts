@@ -34,6 +34,8 @@ export const errorCodes = Object.freeze({
   dependencyTimeout: 'SPILLWAY_E_DEPENDENCY_TIMEOUT',
   /** The dependency could not be reached (connection refused, reset, DNS failure). */
   unreachable: 'SPILLWAY_E_UNREACHABLE',
+  /** A shared store (Redis) could not be asked and its failure policy is `closed`. */
+  storeUnavailable: 'SPILLWAY_E_STORE_UNAVAILABLE',
 } as const);
 
 /** The union of every code in {@link errorCodes}. */

@@ -29,7 +29,20 @@ interface DecisionBase {
 /** The answer of a store: admitted with what is left, or refused with the exact wait. */
 export type RateDecision =
   | (DecisionBase & { readonly ok: true; readonly remaining: number })
-  | (DecisionBase & { readonly ok: false; readonly remaining: 0; readonly retryAfterMs: number });
+  | (DecisionBase & {
+      readonly ok: false;
+      readonly remaining: 0;
+      readonly retryAfterMs: number;
+      /**
+       * Set when the refusal says nothing about the client's quota: the store could not be
+       * asked and its failure policy is `closed`. Answer 503 "retry elsewhere" (no
+       * `Retry-After`), not 429.
+       */
+      readonly reason?: RateRefusalReason;
+    });
+
+/** Why a refusal is not the client's quota (see {@link RateDecision}). */
+export type RateRefusalReason = 'store-unavailable';
 
 /**
  * Where keyed token buckets live. `take` consumes `n` tokens from `key`'s bucket under

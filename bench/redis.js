@@ -1,0 +1,317 @@
+#!/usr/bin/env node
+// BENCHMARKS.md S7: the Redis store side by side with rate-limiter-flexible's RateLimiterRedis
+// in one run, on a Redis on loopback. Reports decisions per second from one process and from
+// three (64 calls in flight each), the latency a quota check adds (one at a time), overshoot
+// across 3 replicas offered 3x a quota, and the Redis calls the deny cache saves under a
+// greedy client. Peers are interleaved round by round so machine noise hits them alike.
+//
+// Usage: npm run build && node bench/redis.js [--seconds 2] [--rounds 3] [--port 6379] [--json]
+// Needs a Redis on 127.0.0.1:<port> (keys go under spillway-bench:* and are deleted).
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpus } from 'node:os';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { redisStore } from '../dist/redis/index.js';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '3' },
+    port: { type: 'string', default: '6379' },
+    json: { type: 'boolean', default: false },
+    child: { type: 'string' },
+  },
+});
+const seconds = Number(values.seconds);
+const rounds = Number(values.rounds);
+const port = Number(values.port);
+const ids = Array.from({ length: 10_000 }, (_, i) => `client-${i}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function ioredis() {
+  const c = new Redis({
+    port,
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+  });
+  c.on('error', () => {});
+  await c.connect();
+  return { client: c, close: () => c.disconnect() };
+}
+
+async function nodeRedis() {
+  const c = createClient({ socket: { port }, disableOfflineQueue: true });
+  c.on('error', () => {});
+  await c.connect();
+  return { client: c, close: () => c.destroy() };
+}
+
+/**
+ * Builds a decision function for a contender: `(key) => Promise<{ ok, resetMs }>`, where
+ * `resetMs` is, for window limiters, the time until the current window ends.
+ */
+async function contender(name, prefix, policy) {
+  if (name === 'rlf-ioredis') {
+    const { client, close } = await ioredis();
+    const rl = new RateLimiterRedis({
+      storeClient: client,
+      keyPrefix: `${prefix}:rlf`,
+      points: policy.burst,
+      duration: Math.max(1, Math.round(policy.burst / policy.ratePerSec)),
+    });
+    const decide = (key) =>
+      rl.consume(key).then(
+        (res) => ({ ok: true, resetMs: res.msBeforeNext }),
+        (e) => {
+          if (e instanceof Error) throw e;
+          return { ok: false, resetMs: e.msBeforeNext };
+        },
+      );
+    return { decide, close };
+  }
+  const { client, close } = name.includes('node-redis') ? await nodeRedis() : await ioredis();
+  const store = redisStore({
+    client,
+    prefix,
+    onError: 'closed',
+    timeoutMs: 1_000,
+    algorithm: name.includes('fixed') ? 'fixed-window' : 'gcra',
+    denyCacheMaxKeys: name.includes('nodeny') ? 0 : 10_000,
+  });
+  const decide = (key) => store.take(key, 1, policy);
+  return { decide, close, store };
+}
+
+/** Closed loop with `inFlight` concurrent callers for `ms`; latency per call in ms. */
+async function hammer(decide, { inFlight, ms, keyOf }) {
+  const lat = [];
+  let admitted = 0;
+  const stopAt = performance.now() + ms;
+  let i = 0;
+  const worker = async () => {
+    while (performance.now() < stopAt) {
+      const t = performance.now();
+      if ((await decide(keyOf(i++))).ok) admitted++;
+      lat.push(performance.now() - t);
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  const elapsed = (performance.now() - t0) / 1000;
+  lat.sort((a, b) => a - b);
+  const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
+  return { perSec: lat.length / elapsed, p50: q(0.5), p99: q(0.99), admitted, calls: lat.length };
+}
+
+async function cleanup(prefix) {
+  const { client, close } = await ioredis();
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await client.del(...keys);
+  } while (cursor !== '0');
+  close();
+}
+
+// ---- child mode: one replica of the 3-process runs -------------------------------------
+if (values.child !== undefined) {
+  const cfg = JSON.parse(values.child);
+  const { decide, close, store } = await contender(cfg.name, cfg.prefix, cfg.policy);
+  await sleep(Math.max(0, cfg.startAt - Date.now()));
+  const admittedAt = [];
+  const keyOf = cfg.hotKey ? () => 'hot' : (i) => ids[i % ids.length];
+  const wrapped = cfg.record
+    ? (key) => {
+        const sentAt = Date.now();
+        return decide(key).then((d) => {
+          if (d.ok) admittedAt.push([Date.now(), d.resetMs, sentAt]);
+          return d;
+        });
+      }
+    : decide;
+  const r = await hammer(wrapped, { inFlight: cfg.inFlight, ms: cfg.ms, keyOf });
+  process.send({ ...r, admittedAt, redisCalls: store?.stats().calls });
+  close();
+  process.exit(0);
+}
+
+async function threeProcesses(cfg) {
+  const startAt = Date.now() + 1_000;
+  const runs = [0, 1, 2].map(
+    () =>
+      new Promise((resolve, reject) => {
+        const child = fork(new URL(import.meta.url).pathname, [
+          '--child',
+          JSON.stringify({ ...cfg, startAt }),
+          '--port',
+          String(port),
+        ]);
+        child.once('message', resolve);
+        child.once('error', reject);
+      }),
+  );
+  return Promise.all(runs);
+}
+
+// ---- the report -------------------------------------------------------------------------
+const prefix = `spillway-bench:${randomBytes(3).toString('hex')}`;
+const report = {
+  machine: `${cpus().length} × ${cpus()[0]?.model}`,
+  node: process.version,
+  seconds,
+};
+const ms = seconds * 1000;
+const wide = { name: 'wide', ratePerSec: 1e6, burst: 1e6 }; // never refuses: pure cost
+const randomKey = (i) => ids[(i * 7919) % ids.length];
+const contenders = ['spillway-ioredis', 'spillway-node-redis', 'rlf-ioredis'];
+
+try {
+  // 1. One process, 64 in flight; and 2. one call at a time (added latency on loopback).
+  const built = {};
+  for (const name of contenders) built[name] = await contender(name, `${prefix}:${name}`, wide);
+  const tput = Object.fromEntries(contenders.map((n) => [n, []]));
+  const seq = Object.fromEntries(contenders.map((n) => [n, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (const name of contenders) {
+      tput[name].push(
+        await hammer(built[name].decide, { inFlight: 64, ms: ms / 2, keyOf: randomKey }),
+      );
+      seq[name].push(
+        await hammer(built[name].decide, { inFlight: 1, ms: ms / 4, keyOf: randomKey }),
+      );
+    }
+  }
+  for (const name of contenders) built[name].close();
+  const med = (xs, f) => xs.map(f).sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  report.oneProcess = contenders.map((n) => ({
+    contender: n,
+    decisionsPerSec: Math.round(med(tput[n], (x) => x.perSec)),
+    p50Ms: +med(tput[n], (x) => x.p50).toFixed(3),
+    p99Ms: +med(tput[n], (x) => x.p99).toFixed(3),
+  }));
+  report.addedLatencyOneAtATime = contenders.map((n) => ({
+    contender: n,
+    p50Ms: +med(seq[n], (x) => x.p50).toFixed(3),
+    p99Ms: +med(seq[n], (x) => x.p99).toFixed(3),
+  }));
+
+  // 3. Three processes, 64 in flight each.
+  report.threeProcesses = [];
+  for (const name of ['spillway-ioredis', 'rlf-ioredis']) {
+    const rs = await threeProcesses({
+      name,
+      prefix: `${prefix}:3p:${name}`,
+      policy: wide,
+      inFlight: 64,
+      ms,
+    });
+    report.threeProcesses.push({
+      contender: name,
+      decisionsPerSec: Math.round(rs.reduce((s, r) => s + r.perSec, 0)),
+    });
+  }
+
+  // 4. Overshoot across 3 replicas hammering one key (far more than 3x the quota).
+  //    Windows (Spillway's fixed window, RLF's window from the first request): admissions
+  //    are grouped by the window end each answer reported; overshoot = worst window over N.
+  //    GCRA: admitted against burst + rate × span.
+  report.overshoot = [];
+  for (const [name, policy, windowed] of [
+    ['spillway-ioredis-fixed', { name: 'fw', ratePerSec: 200, burst: 200 }, true],
+    ['spillway-ioredis', { name: 'gcra', ratePerSec: 200, burst: 20 }, false],
+    ['rlf-ioredis', { name: 'rlf', ratePerSec: 200, burst: 200 }, true],
+  ]) {
+    const rs = await threeProcesses({
+      name,
+      prefix: `${prefix}:os:${name}`,
+      policy,
+      inFlight: 16,
+      ms,
+      hotKey: true,
+      record: true,
+    });
+    const seen = rs.flatMap((r) => r.admittedAt);
+    let allowed;
+    if (windowed) {
+      // Reported window ends of one window differ only by latency; windows are a full
+      // window length apart: cluster the sorted ends.
+      const windowMs = (policy.burst / policy.ratePerSec) * 1000;
+      const ends = seen.map(([t, resetMs]) => t + resetMs).sort((a, b) => a - b);
+      const counts = [];
+      let start = -Infinity;
+      for (const e of ends) {
+        if (e - start > windowMs / 2) {
+          counts.push(0);
+          start = e;
+        }
+        counts[counts.length - 1]++;
+      }
+      allowed = policy.burst * counts.length;
+      const worst = Math.max(...counts);
+      report.overshoot.push({
+        contender: name,
+        admitted: seen.length,
+        allowed,
+        worstWindow: worst,
+        overshootPct: +Math.max(0, ((worst - policy.burst) / policy.burst) * 100).toFixed(2),
+      });
+    } else {
+      // Redis admitted each between its send and its receive: the span is at most from the
+      // first send to the last receive.
+      const firstSent = Math.min(...seen.map(([, , sentAt]) => sentAt));
+      const lastRecv = Math.max(...seen.map(([t]) => t));
+      allowed = Math.floor(policy.burst + (policy.ratePerSec * (lastRecv - firstSent)) / 1000);
+      report.overshoot.push({
+        contender: name,
+        admitted: seen.length,
+        allowed,
+        worstWindow: '-',
+        overshootPct: +Math.max(0, ((seen.length - allowed) / allowed) * 100).toFixed(2),
+      });
+    }
+  }
+
+  // 5. Deny cache under a greedy client: one key at 100/s hammered with 64 in flight.
+  report.denyCache = [];
+  for (const name of ['spillway-ioredis', 'spillway-ioredis-nodeny']) {
+    const c = await contender(name, `${prefix}:deny:${name}`, {});
+    const greedy = { name: 'greedy', ratePerSec: 100, burst: 10 };
+    const r = await hammer((k) => c.store.take(k, 1, greedy), {
+      inFlight: 64,
+      ms,
+      keyOf: () => 'greedy',
+    });
+    report.denyCache.push({
+      contender: name,
+      decisions: r.calls,
+      redisCalls: c.store.stats().calls,
+      admitted: r.admitted,
+      decisionsPerSec: Math.round(r.perSec),
+    });
+    c.close();
+  }
+} finally {
+  await cleanup(prefix);
+}
+
+if (values.json) {
+  console.log(JSON.stringify(report, null, 2));
+} else {
+  console.log(
+    `Redis store benchmark (S7) — ${report.machine}, Node ${report.node}, ${seconds} s per cell`,
+  );
+  const show = (title, rows) => {
+    console.log(`\n${title}`);
+    console.table(rows);
+  };
+  show('One process, 64 in flight (median of rounds)', report.oneProcess);
+  show('Added latency of one quota check, one at a time', report.addedLatencyOneAtATime);
+  show('Three processes, 64 in flight each (sum)', report.threeProcesses);
+  show('Overshoot: 3 replicas hammering one key', report.overshoot);
+  show('Deny cache: a greedy client on one key (100/s allowed)', report.denyCache);
+}

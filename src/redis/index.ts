@@ -1,0 +1,35 @@
+/**
+ * `spillway/redis`: quotas and concurrency shared across replicas, over an ioredis or
+ * node-redis client the application already has (neither is a dependency of Spillway).
+ * Atomic Lua scripts on Redis's own clock; a deadline per call, a cap on calls in flight and a
+ * breaker, so the limiter never becomes the queue; an explicit failure policy. See
+ * docs/redis.md.
+ *
+ * @module
+ */
+export {
+  redisStore,
+  type DegradedEvent,
+  type RateAlgorithm,
+  type RecoveredEvent,
+  type RedisStore,
+  type RedisStoreOptions,
+  type RedisStoreStats,
+  type StoreErrorEvent,
+  type WindowPolicy,
+} from './redis-store.js';
+export {
+  redisConcurrencyLimit,
+  type LeaseLostEvent,
+  type RedisAcquireOptions,
+  type RedisAcquireResult,
+  type RedisConcurrencyLimit,
+  type RedisConcurrencyLimitOptions,
+  type RedisRejectionReason,
+} from './redis-concurrency-limit.js';
+export type { LeasePermit } from './lease-permit.js';
+export type { FailurePolicy } from './failure-policy.js';
+export type { FailureKind } from './call-gate.js';
+export type { IoredisLike, NodeRedisLike, RedisClientLike } from './script-client.js';
+export { StoreUnavailableError } from './store-unavailable-error.js';
+export { redisKey } from './keys.js';

@@ -1,0 +1,351 @@
+/**
+ * A concurrency limit shared by every replica: at most `limit` weight held at once across all
+ * of them, kept as expiring leases in Redis (a crashed replica's leases come back after
+ * `leaseTtlMs`; held leases are renewed). Only the waiting is local: a refused caller may wait
+ * in this process's bounded line, polling Redis, for at most `maxQueueWaitMs`. Same shapes as
+ * core's `concurrencyLimit`: refusals are values, permits are disposable and release once.
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../core/clock/clock.js';
+import {
+  concurrencyLimit,
+  type ConcurrencyLimit,
+} from '../core/concurrency-limit/concurrency-limit.js';
+import type { Permit } from '../core/concurrency-limit/permit.js';
+import { SpillwayArgumentError } from '../core/errors/argument-error.js';
+import { SpillwayConfigError } from '../core/errors/config-error.js';
+import { rejectionError, type RejectionReason } from '../core/errors/rejected-error.js';
+import { Emitter, type Event } from '../core/events/emitter.js';
+import { isFailure } from './call-gate.js';
+import type { FailurePolicy } from './failure-policy.js';
+import { redisKey } from './keys.js';
+import { RedisLeasePermit, type LeaseOwner, type LeasePermit } from './lease-permit.js';
+import { storeInternals, type RedisStore, type StoreInternals } from './redis-store.js';
+import { semAcquireScript, semReleaseScript, semRenewScript } from './scripts.js';
+import { StoreUnavailableError } from './store-unavailable-error.js';
+import {
+  nonNegativeInteger,
+  oneOf,
+  optionsObject,
+  positiveInteger,
+  positiveNumber,
+} from './validate.js';
+
+/** Options of {@link redisConcurrencyLimit}. */
+export interface RedisConcurrencyLimitOptions {
+  /** The store whose client, prefix, deadline and breaker this limit uses. Required. */
+  readonly store: RedisStore;
+  /** Names the semaphore; part of its keys. Required. */
+  readonly name: string;
+  /** Most weight held at once across every replica (per `key`). Required. */
+  readonly limit: number;
+  /** A lease's life without renewal, in ms; outlive your longest GC pause. @default 30_000 */
+  readonly leaseTtlMs?: number;
+  /** How often held leases are renewed, in ms. @default leaseTtlMs / 3 */
+  readonly renewEveryMs?: number;
+  /** Most callers waiting in this process; 0 refuses at once. @default 0 */
+  readonly maxQueue?: number;
+  /** Longest a caller waits in line, in ms. @default 1_000 */
+  readonly maxQueueWaitMs?: number;
+  /** Longest pause between polls of Redis while waiting, in ms (jittered). @default 25 */
+  readonly pollMs?: number;
+  /** Failure policy for this limit (`local`: limit ÷ replicas here). @default the store's */
+  readonly onError?: FailurePolicy;
+}
+
+/** Options of {@link RedisConcurrencyLimit.acquire}. */
+export interface RedisAcquireOptions {
+  /** Aborting leaves the line at once (`aborted`). */
+  readonly signal?: AbortSignal | undefined;
+  /** An absolute time on the store's clock, or anything with `expiresAt` (a `Deadline`). */
+  readonly deadline?: number | { readonly expiresAt: number } | undefined;
+  /** Which semaphore of this limit (e.g. a tenant); each key has its own `limit`. @default '' */
+  readonly key?: string | undefined;
+  /** Weight to hold, 1 to `limit`. @default 1 */
+  readonly weight?: number | undefined;
+}
+
+/** Why a distributed acquire refused: core's reasons, or Redis unavailable under `closed`. */
+export type RedisRejectionReason = RejectionReason | 'store-unavailable';
+
+/** The answer to an acquire. */
+export type RedisAcquireResult =
+  | { readonly ok: true; readonly permit: LeasePermit }
+  | {
+      readonly ok: false;
+      readonly reason: RedisRejectionReason;
+      readonly retryAfterMs?: number;
+      readonly degraded?: boolean;
+    };
+
+/** Emitted when a held lease turns out to be gone. */
+export interface LeaseLostEvent {
+  readonly key: string;
+  readonly fence: number;
+}
+
+/** A concurrency limit across replicas. */
+export interface RedisConcurrencyLimit {
+  /** Takes a lease, waiting in the local line if allowed. Never rejects; refusals are values. */
+  acquire(options?: RedisAcquireOptions): Promise<RedisAcquireResult>;
+  /**
+   * Runs `fn` holding a lease until it settles; throws the matching error if refused.
+   * `fn` gets a signal that aborts with the caller's or when the lease is lost.
+   */
+  run<T>(
+    fn: (context: { readonly signal: AbortSignal; readonly fence: number }) => T | PromiseLike<T>,
+    options?: RedisAcquireOptions,
+  ): Promise<T>;
+  /** Permits held by this process now. */
+  readonly active: number;
+  /** Callers of this process waiting now. */
+  readonly queued: number;
+  /** The limit across replicas. */
+  readonly limit: number;
+  readonly onLeaseLost: Event<LeaseLostEvent>;
+}
+
+/** Creates a concurrency limit shared through Redis. */
+export function redisConcurrencyLimit(
+  options: RedisConcurrencyLimitOptions,
+): RedisConcurrencyLimit {
+  const o = optionsObject('redisConcurrencyLimit options', options);
+  const store = storeInternals(o.store);
+  if (store === undefined) {
+    throw new SpillwayConfigError('store', 'a store made by redisStore()', o.store);
+  }
+  if (typeof o.name !== 'string' || o.name.length === 0) {
+    throw new SpillwayConfigError('name', 'a non-empty string', o.name);
+  }
+  const leaseTtlMs = positiveInteger('leaseTtlMs', o.leaseTtlMs ?? 30_000);
+  const renewEveryMs = positiveNumber('renewEveryMs', o.renewEveryMs ?? leaseTtlMs / 3);
+  if (renewEveryMs >= leaseTtlMs) {
+    throw new SpillwayConfigError(
+      'renewEveryMs',
+      `less than leaseTtlMs (${leaseTtlMs})`,
+      renewEveryMs,
+    );
+  }
+  return new Limit(store, {
+    name: o.name,
+    limit: positiveInteger('limit', o.limit),
+    leaseTtlMs,
+    renewEveryMs,
+    maxQueue: nonNegativeInteger('maxQueue', o.maxQueue ?? 0),
+    maxQueueWaitMs: positiveNumber('maxQueueWaitMs', o.maxQueueWaitMs ?? 1_000),
+    pollMs: positiveNumber('pollMs', o.pollMs ?? 25),
+    policy: oneOf('onError', o.onError ?? store.policy, ['open', 'closed', 'local']),
+  });
+}
+
+interface Settings {
+  readonly name: string;
+  readonly limit: number;
+  readonly leaseTtlMs: number;
+  readonly renewEveryMs: number;
+  readonly maxQueue: number;
+  readonly maxQueueWaitMs: number;
+  readonly pollMs: number;
+  readonly policy: FailurePolicy;
+}
+
+type Attempt =
+  | { readonly ok: true; readonly permit: LeasePermit }
+  | { readonly ok: false; readonly reason: 'queue-full'; readonly retryAfterMs: number }
+  | { readonly ok: false; readonly reason: 'store-unavailable' | 'local'; readonly degraded: true };
+
+const unavailable = Object.freeze({
+  ok: false as const,
+  reason: 'store-unavailable' as const,
+  degraded: true,
+});
+
+class Limit implements RedisConcurrencyLimit, LeaseOwner {
+  readonly #st: StoreInternals;
+  readonly #s: Settings;
+  readonly #clock: Clock;
+  // Local fallback limits (`local` policy), one per key while it holds permits.
+  readonly #local = new Map<string, ConcurrencyLimit>();
+  #active = 0;
+  #queued = 0;
+  readonly #lostE = new Emitter<LeaseLostEvent>();
+  readonly onLeaseLost = this.#lostE.event;
+
+  constructor(store: StoreInternals, settings: Settings) {
+    this.#st = store;
+    this.#s = settings;
+    this.#clock = store.clock;
+  }
+
+  get active(): number {
+    return this.#active;
+  }
+
+  get queued(): number {
+    return this.#queued;
+  }
+
+  get limit(): number {
+    return this.#s.limit;
+  }
+
+  async acquire(options?: RedisAcquireOptions): Promise<RedisAcquireResult> {
+    const key = options?.key ?? '';
+    const weight = options?.weight ?? 1;
+    if (typeof key !== 'string') throw new SpillwayArgumentError('key', 'a string', key);
+    if (!Number.isSafeInteger(weight) || weight < 1 || weight > this.#s.limit) {
+      throw new SpillwayArgumentError('weight', `an integer from 1 to ${this.#s.limit}`, weight);
+    }
+    const signal = options?.signal;
+    const d = options?.deadline;
+    const expiresAt = d === undefined ? Infinity : typeof d === 'number' ? d : d.expiresAt;
+    if (signal?.aborted === true) return { ok: false, reason: 'aborted' };
+    if (expiresAt <= this.#clock.now()) return { ok: false, reason: 'deadline' };
+    let r = await this.#attempt(key, weight);
+    if (r.ok || r.reason !== 'queue-full') return this.#final(r, key, weight);
+    const s = this.#s;
+    if (this.#queued >= s.maxQueue) return r;
+    this.#queued++;
+    try {
+      const waitUntil = Math.min(this.#clock.now() + s.maxQueueWaitMs, expiresAt);
+      for (;;) {
+        const pause = Math.min(r.retryAfterMs, s.pollMs) * (0.5 + Math.random() / 2);
+        const now = this.#clock.now();
+        if (now + pause >= waitUntil) {
+          return { ok: false, reason: waitUntil === expiresAt ? 'deadline' : 'queue-timeout' };
+        }
+        try {
+          await this.#clock.sleep(pause, signal);
+        } catch {
+          return { ok: false, reason: 'aborted' };
+        }
+        r = await this.#attempt(key, weight);
+        if (r.ok || r.reason !== 'queue-full') return this.#final(r, key, weight);
+      }
+    } finally {
+      this.#queued--;
+    }
+  }
+
+  async run<T>(
+    fn: (context: { readonly signal: AbortSignal; readonly fence: number }) => T | PromiseLike<T>,
+    options?: RedisAcquireOptions,
+  ): Promise<T> {
+    const r = await this.acquire(options);
+    if (!r.ok) {
+      if (r.reason === 'store-unavailable') throw new StoreUnavailableError();
+      throw rejectionError(r.reason, { retryAfterMs: r.retryAfterMs });
+    }
+    const permit = r.permit;
+    const caller = options?.signal;
+    const signal = caller === undefined ? permit.signal : AbortSignal.any([caller, permit.signal]);
+    try {
+      return await fn({ signal, fence: permit.fence });
+    } finally {
+      permit.release();
+    }
+  }
+
+  async renewLease(permit: RedisLeasePermit): Promise<boolean | undefined> {
+    const [z, h] = this.#keys(permit.key);
+    const r = await this.#st.gate.call(semRenewScript, {
+      keys: [z, h],
+      args: [permit.leaseId, this.#s.leaseTtlMs],
+    });
+    this.#st.note(r);
+    if (isFailure(r)) return undefined;
+    return r[0] === 1;
+  }
+
+  releaseLease(permit: RedisLeasePermit): void {
+    this.#active--;
+    if (permit.degraded) return;
+    this.#st.gate.background(semReleaseScript, {
+      keys: this.#keys(permit.key),
+      args: [permit.leaseId],
+    });
+  }
+
+  leaseLost(permit: RedisLeasePermit): void {
+    if (this.#lostE.size > 0) this.#lostE.emit({ key: permit.key, fence: permit.fence });
+  }
+
+  /** Turns the `local` marker into a local permit (or a refusal). */
+  #final(r: Attempt, key: string, weight: number): RedisAcquireResult {
+    if (r.ok || r.reason !== 'local') return r as RedisAcquireResult;
+    let local = this.#local.get(key);
+    if (local === undefined) {
+      local = concurrencyLimit({
+        limit: Math.max(1, Math.floor(this.#s.limit / this.#st.replicas)),
+        clock: this.#clock,
+      });
+      this.#local.set(key, local);
+    }
+    // Weighted holds take `weight` local slots, all or none.
+    const slots: Permit[] = [];
+    for (let i = 0; i < weight; i++) {
+      const g = local.tryAcquire();
+      if (!g.ok) break;
+      slots.push(g.permit);
+    }
+    if (slots.length < weight) {
+      for (const p of slots) p.release();
+      this.#forget(key, local);
+      return { ok: false, reason: 'queue-full', degraded: true };
+    }
+    const permit = this.#permit(key, `local-${randomId()}`, -1);
+    permit.onRelease = () => {
+      for (const p of slots) p.release();
+      this.#forget(key, local);
+    };
+    return { ok: true, permit };
+  }
+
+  #forget(key: string, local: ConcurrencyLimit): void {
+    if (local.active === 0) this.#local.delete(key);
+  }
+
+  async #attempt(key: string, weight: number): Promise<Attempt> {
+    const s = this.#s;
+    const leaseId = randomId();
+    const keys = this.#keys(key);
+    const r = await this.#st.gate.call(semAcquireScript, {
+      keys,
+      args: [s.limit, leaseId, weight, s.leaseTtlMs],
+    });
+    this.#st.note(r);
+    if (isFailure(r)) {
+      // A call that timed out may still have taken the lease: give it back when Redis can.
+      if (r.failed === 'timeout') {
+        this.#st.gate.background(semReleaseScript, { keys, args: [leaseId] });
+      }
+      if (s.policy === 'open') return { ok: true, permit: this.#permit(key, leaseId, -1) };
+      if (s.policy === 'closed') return unavailable;
+      return { ok: false, reason: 'local', degraded: true };
+    }
+    const [acquired = 0, , fence = 0, , hint = -1] = r;
+    if (acquired === 1) return { ok: true, permit: this.#permit(key, leaseId, fence) };
+    return { ok: false, reason: 'queue-full', retryAfterMs: hint < 1 ? s.pollMs : hint };
+  }
+
+  #permit(key: string, leaseId: string, fence: number): RedisLeasePermit {
+    this.#active++;
+    return new RedisLeasePermit(
+      this,
+      { leaseId, key, fence },
+      { clock: this.#clock, ttlMs: this.#s.leaseTtlMs, renewEveryMs: this.#s.renewEveryMs },
+    );
+  }
+
+  #keys(key: string): [string, string] {
+    const { prefix } = this.#st;
+    const scope = { name: this.#s.name, id: key };
+    return [redisKey(prefix, scope, 'sem:z'), redisKey(prefix, scope, 'sem:h')];
+  }
+}
+
+function randomId(): string {
+  return randomBytes(16).toString('hex');
+}

@@ -1,0 +1,91 @@
+/**
+ * One small structural adapter over the Redis clients users already have: ioredis (4, 5, 6;
+ * `Redis` or `Cluster`) and node-redis (`redis` 4, 5, 6; client or cluster). Nothing here
+ * imports either package: they are recognised by shape. Scripts go by EVALSHA and fall back
+ * to EVAL on `NOSCRIPT` (the script cache is empty after a restart, a failover or
+ * `SCRIPT FLUSH`), so nothing needs loading up front.
+ *
+ * @module
+ */
+import { SpillwayConfigError } from '../core/errors/config-error.js';
+import type { RedisScript } from './scripts.js';
+
+type Arg = string | number;
+
+/** The part of an ioredis `Redis` or `Cluster` the store uses. */
+export interface IoredisLike {
+  evalsha(sha: string, numKeys: number, ...keysAndArgs: Arg[]): Promise<unknown>;
+  eval(lua: string, numKeys: number, ...keysAndArgs: Arg[]): Promise<unknown>;
+  /** `'ready'` when connected. */
+  readonly status: string;
+}
+
+/** The part of a node-redis client or cluster the store uses. */
+export interface NodeRedisLike {
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(lua: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  /** True when connected (clients); clusters may only have `isOpen`. */
+  readonly isReady?: boolean;
+  readonly isOpen?: boolean;
+}
+
+/** A Redis client the store accepts: ioredis or node-redis, recognised by shape. */
+export type RedisClientLike = IoredisLike | NodeRedisLike;
+
+/** What the store needs from a client, whichever it is. */
+export interface ScriptClient {
+  /** Runs `script` (EVALSHA, then EVAL on NOSCRIPT) and returns its integer reply. */
+  run(script: RedisScript, keys: string[], args: Arg[]): Promise<unknown>;
+  /** False while the client is disconnected: the store answers by policy without calling. */
+  ready(): boolean;
+}
+
+/** Recognises `client` and wraps it; throws a config error naming `option` if neither fits. */
+export function scriptClient(option: string, client: unknown): ScriptClient {
+  const c = client as Partial<IoredisLike & NodeRedisLike> | null;
+  if (typeof c === 'object' && c !== null) {
+    if (typeof c.evalSha === 'function' && typeof c.eval === 'function') {
+      return nodeRedis(c as NodeRedisLike);
+    }
+    if (typeof c.evalsha === 'function' && typeof c.eval === 'function') {
+      return ioredis(c as IoredisLike);
+    }
+  }
+  throw new SpillwayConfigError(
+    option,
+    'an ioredis client/cluster or a node-redis client/cluster',
+    client,
+  );
+}
+
+/** True when a Redis error says the script is not in the server's cache. */
+export function isNoScript(error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message.startsWith('NOSCRIPT');
+}
+
+function ioredis(client: IoredisLike): ScriptClient {
+  return {
+    run(script, keys, args) {
+      const n = keys.length;
+      return client.evalsha(script.sha, n, ...keys, ...args).catch((error: unknown) => {
+        if (!isNoScript(error)) throw error;
+        return client.eval(script.lua, n, ...keys, ...args);
+      });
+    },
+    ready: () => client.status === 'ready',
+  };
+}
+
+function nodeRedis(client: NodeRedisLike): ScriptClient {
+  return {
+    run(script, keys, args) {
+      const options = { keys, arguments: args.map(String) };
+      return client.evalSha(script.sha, options).catch((error: unknown) => {
+        if (!isNoScript(error)) throw error;
+        return client.eval(script.lua, options);
+      });
+    },
+    ready: () => client.isReady ?? client.isOpen ?? true,
+  };
+}

@@ -1,0 +1,216 @@
+// Shared by the Redis tests: the four client flavours (ioredis 5 and 6, node-redis 5 and 6)
+// configured to fail fast, the machine's Redis on 127.0.0.1:6379, and private redis-server
+// processes on free ports for the fault tests. Outside CI, tests skip with a message naming
+// exactly what is missing; under CI (process.env.CI set) they must run.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, Socket } from 'node:net';
+import { Redis as Ioredis6 } from 'ioredis';
+import { Redis as Ioredis5 } from 'ioredis5';
+import { createClient as createNodeRedis6 } from 'redis';
+import { createClient as createNodeRedis5 } from 'redis5';
+import type { RedisClientLike } from '../../src/redis/index.js';
+
+export const ci = process.env['CI'] !== undefined && process.env['CI'] !== '';
+
+/** A connected client plus how to close it and run plain commands on it. */
+export interface TestClient {
+  readonly flavour: string;
+  readonly client: RedisClientLike;
+  command(args: string[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+export type Flavour = 'ioredis6' | 'ioredis5' | 'node-redis6' | 'node-redis5';
+export const flavours: readonly Flavour[] = ['ioredis6', 'node-redis6', 'ioredis5', 'node-redis5'];
+/** The current majors, for the heavier fault and multi-process tests. */
+export const mainFlavours: readonly Flavour[] = ['ioredis6', 'node-redis6'];
+
+const ioredisOptions = (port: number) =>
+  ({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => 50,
+    connectTimeout: 1_000,
+  }) as const;
+
+const nodeRedisOptions = (port: number) => ({
+  socket: { host: '127.0.0.1', port, reconnectStrategy: () => 50, connectTimeout: 1_000 },
+  disableOfflineQueue: true,
+});
+
+/** Connects a fail-fast client of `flavour` to 127.0.0.1:`port`. */
+export async function connect(flavour: Flavour, port = 6379): Promise<TestClient> {
+  switch (flavour) {
+    case 'ioredis6': {
+      const c = new Ioredis6(ioredisOptions(port));
+      c.on('error', () => {});
+      await c.connect();
+      const client: RedisClientLike = c;
+      return {
+        flavour,
+        client,
+        command: ([cmd, ...rest]) => c.call(cmd!, ...rest),
+        close: () => Promise.resolve(c.disconnect()),
+      };
+    }
+    case 'ioredis5': {
+      const c = new Ioredis5(ioredisOptions(port));
+      c.on('error', () => {});
+      await c.connect();
+      const client: RedisClientLike = c;
+      return {
+        flavour,
+        client,
+        command: ([cmd, ...rest]) => c.call(cmd!, ...rest),
+        close: () => Promise.resolve(c.disconnect()),
+      };
+    }
+    case 'node-redis6': {
+      const c = createNodeRedis6(nodeRedisOptions(port));
+      c.on('error', () => {});
+      await c.connect();
+      const client: RedisClientLike = c;
+      return { flavour, client, command: (args) => c.sendCommand(args), close: () => destroy(c) };
+    }
+    case 'node-redis5': {
+      const c = createNodeRedis5(nodeRedisOptions(port));
+      c.on('error', () => {});
+      await c.connect();
+      const client: RedisClientLike = c;
+      return { flavour, client, command: (args) => c.sendCommand(args), close: () => destroy(c) };
+    }
+  }
+}
+
+function destroy(c: { destroy(): void }): Promise<void> {
+  try {
+    c.destroy();
+  } catch {
+    // already closed
+  }
+  return Promise.resolve();
+}
+
+/** A prefix no other test uses. */
+export function uniquePrefix(label: string): string {
+  return `spwtest:${label}:${randomBytes(4).toString('hex')}`;
+}
+
+/** Deletes every key under `prefix` (SCAN + DEL). */
+export async function cleanup(c: TestClient, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = (await c.command([
+      'SCAN',
+      cursor,
+      'MATCH',
+      `${prefix}:*`,
+      'COUNT',
+      '1000',
+    ])) as [string, string[]];
+    cursor = String(next);
+    if (keys.length > 0) await c.command(['DEL', ...keys]);
+  } while (cursor !== '0');
+}
+
+/** True when something answers PING on 127.0.0.1:`port`. */
+export function pingable(port = 6379, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = new Socket();
+    const done = (ok: boolean): void => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(timeoutMs, () => done(false));
+    s.once('error', () => done(false));
+    s.connect(port, '127.0.0.1', () => s.write('PING\r\n'));
+    s.once('data', (d) => done(d.toString().startsWith('+PONG')));
+  });
+}
+
+/** Why the Redis tests cannot run here, or undefined when they can. Throws under CI. */
+export async function sharedRedisMissing(): Promise<string | undefined> {
+  if (await pingable()) return undefined;
+  const why = 'no Redis answers on 127.0.0.1:6379 (start one: redis-server --port 6379)';
+  if (ci) throw new Error(`${why}; under CI the Redis tests must run`);
+  return why;
+}
+
+/** Why private redis-server processes cannot be started here, or undefined. Throws under CI. */
+export function redisServerMissing(): string | undefined {
+  const r = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  if (r.status === 0) return undefined;
+  const why = 'redis-server is not installed (Debian package redis-server); fault tests need it';
+  if (ci) throw new Error(`${why}; under CI the Redis tests must run`);
+  return why;
+}
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A private redis-server on a free port, killed by its pid. */
+export class PrivateRedis {
+  readonly port: number;
+  #proc: ChildProcess | undefined;
+  #stopped = false;
+
+  private constructor(port: number) {
+    this.port = port;
+  }
+
+  static async start(): Promise<PrivateRedis> {
+    const r = new PrivateRedis(await freePort());
+    await r.startAgain();
+    return r;
+  }
+
+  /** (Re)starts the server on the same port and waits until it answers. */
+  async startAgain(): Promise<void> {
+    this.#proc = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    for (let i = 0; i < 100; i++) {
+      if (await pingable(this.port, 100)) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`redis-server on port ${this.port} did not start`);
+  }
+
+  /** Sends `signal` to the server process. */
+  signal(signal: NodeJS.Signals): void {
+    if (signal === 'SIGSTOP') this.#stopped = true;
+    if (signal === 'SIGCONT') this.#stopped = false;
+    this.#proc?.kill(signal);
+  }
+
+  /** SIGKILLs the server and waits for it to be gone. */
+  async kill(): Promise<void> {
+    const p = this.#proc;
+    if (p === undefined || p.exitCode !== null || p.signalCode !== null) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGKILL');
+    await exited;
+  }
+
+  async stop(): Promise<void> {
+    const p = this.#proc;
+    if (p !== undefined && this.#stopped) this.signal('SIGCONT');
+    await this.kill();
+  }
+}

@@ -1,0 +1,213 @@
+// The Lua scripts on a real Redis, with time pinned by the `nowUs` override so every edge is
+// exact: GCRA against the token-bucket arithmetic, fixed and sliding window edges, the lease
+// semaphore's expiry, renewal, idempotent release and fencing. Also the key layout.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { encodeKeyPart, hashTag, redisKey } from '../../src/redis/keys.js';
+import { scriptClient, type ScriptClient } from '../../src/redis/script-client.js';
+import {
+  fixedWindowScript,
+  gcraScript,
+  semAcquireScript,
+  semReleaseScript,
+  semRenewScript,
+  slidingWindowScript,
+  type RedisScript,
+} from '../../src/redis/scripts.js';
+import { cleanup, connect, sharedRedisMissing, uniquePrefix, type TestClient } from './helpers.js';
+
+const missing = await sharedRedisMissing();
+if (missing !== undefined) console.warn(`skipping Redis script tests: ${missing}`);
+
+describe('key layout', () => {
+  it('always emits exactly one hash tag, whatever the ids', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), fc.string({ maxLength: 300 }), (name, id) => {
+        const key = redisKey('p', { name, id }, 'gcra');
+        expect(key.split('{').length).toBe(2);
+        expect(key.split('}').length).toBe(2);
+        expect(hashTag(key)).toBe(`${encodeKeyPart(name)}:${encodeKeyPart(id)}`);
+      }),
+    );
+  });
+
+  it('keeps plain ids readable and digests the rest', () => {
+    expect(redisKey('spw', { name: 'api', id: 'u42' }, 'gcra')).toBe('spw:{api:u42}:gcra');
+    expect(encodeKeyPart('a{b}')).toMatch(/^h:[\w-]{27}$/);
+    expect(encodeKeyPart('x'.repeat(200))).toMatch(/^h:/);
+    expect(encodeKeyPart('')).toMatch(/^h:/);
+  });
+});
+
+describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
+  let c: TestClient;
+  let sc: ScriptClient;
+  const prefix = uniquePrefix('scripts');
+  let n = 0;
+  const key = (): string => `${prefix}:{k${n++}}`;
+  const run = async (s: RedisScript, keys: string[], args: (string | number)[]) =>
+    (await sc.run(s, keys, args)) as number[];
+  const sec = 1_700_000_000_000_000; // a fixed µs epoch
+
+  beforeAll(async () => {
+    c = await connect('ioredis6');
+    sc = scriptClient('client', c.client);
+  });
+  afterAll(async () => {
+    await cleanup(c, prefix);
+    await c.close();
+  });
+
+  describe('GCRA', () => {
+    // 10 per second (T = 100 ms), burst 5.
+    const T = 100_000;
+    const gcra = (k: string, need: number, at: number, want = need) =>
+      run(gcraScript, [k], [T, 5, need, want, sec + at]);
+
+    it('starts full, admits the burst, then refuses with the exact wait', async () => {
+      const k = key();
+      for (let i = 4; i >= 0; i--)
+        expect(await gcra(k, 1, 0)).toEqual([1, i, -1, (5 - i) * 100, sec]);
+      expect(await gcra(k, 1, 0)).toEqual([0, 0, 100, 500, sec]);
+      expect(await gcra(k, 1, 99_999)).toEqual([0, 0, 1, 401, sec + 99_999]);
+      expect((await gcra(k, 1, 100_000))[0]).toBe(1);
+    });
+
+    it('a refusal consumes nothing, and a cost above the burst can never succeed', async () => {
+      const k = key();
+      expect((await gcra(k, 3, 0))[0]).toBe(3);
+      expect(await gcra(k, 3, 0)).toEqual([0, 2, 100, 300, sec]);
+      expect((await gcra(k, 2, 0)).slice(0, 2)).toEqual([2, 0]);
+      expect(await gcra(key(), 6, 0)).toEqual([0, 5, -1, 0, sec]);
+    });
+
+    it('grants up to `want` when `need` is there (leases)', async () => {
+      const k = key();
+      expect((await gcra(k, 1, 0, 3)).slice(0, 2)).toEqual([3, 2]);
+      expect((await gcra(k, 1, 0, 3)).slice(0, 2)).toEqual([2, 0]);
+      expect((await gcra(k, 1, 0, 3))[0]).toBe(0);
+    });
+
+    it('refills continuously and caps at the burst', async () => {
+      const k = key();
+      await gcra(k, 5, 0);
+      expect((await gcra(k, 1, 250_000)).slice(0, 2)).toEqual([1, 1]);
+      expect((await gcra(k, 1, 10_000_000)).slice(0, 2)).toEqual([1, 4]);
+    });
+
+    it('expires the key when the bucket is full again', async () => {
+      const k = key();
+      await gcra(k, 2, 0);
+      const pttl = Number(await c.command(['PTTL', k]));
+      expect(pttl).toBeGreaterThan(0);
+      expect(pttl).toBeLessThanOrEqual(200);
+    });
+
+    it('fractional emission intervals never admit more than the rate', async () => {
+      const k = key();
+      // 3 per second, burst 1: T = 333333.33 µs. Take at the exact retry each time.
+      let at = 0;
+      let admitted = 0;
+      for (let i = 0; i < 30; i++) {
+        const r = await run(gcraScript, [k], [1e6 / 3, 1, 1, 1, sec + at]);
+        if (r[0] === 1) admitted++;
+        else at += r[2]! * 1000;
+      }
+      // 30 calls cover at most 1 + 10 s × 3/s admissions.
+      expect(admitted).toBeLessThanOrEqual(1 + Math.floor((at / 1e6) * 3));
+      expect(admitted).toBeGreaterThanOrEqual(14);
+    });
+  });
+
+  describe('fixed window', () => {
+    const fw = (k: string, need: number, atMs: number, want = need) =>
+      run(fixedWindowScript, [k], [1000, 3, need, want, sec + atMs * 1000]);
+
+    it('admits exactly N per aligned window; refusals do not count', async () => {
+      const k = key();
+      expect(await fw(k, 1, 100)).toEqual([1, 2, -1, 900, sec / 1e6]);
+      expect((await fw(k, 2, 200)).slice(0, 2)).toEqual([2, 0]);
+      expect(await fw(k, 1, 999)).toEqual([0, 0, 1, 1, sec / 1e6]);
+      expect((await fw(k, 3, 1000)).slice(0, 4)).toEqual([3, 0, -1, 1000]);
+      expect(await fw(key(), 4, 0)).toEqual([0, 3, -1, 1000, sec / 1e6]);
+    });
+
+    it('grants a partial batch up to what is left', async () => {
+      const k = key();
+      expect((await fw(k, 1, 0, 2)).slice(0, 2)).toEqual([2, 1]);
+      expect((await fw(k, 1, 0, 2)).slice(0, 2)).toEqual([1, 0]);
+    });
+  });
+
+  describe('sliding window', () => {
+    const sw = (k: string, need: number, atMs: number) =>
+      run(slidingWindowScript, [k], [1000, 10, need, need, sec + atMs * 1000]);
+
+    it('weights the previous window by its overlap', async () => {
+      const k = key();
+      expect((await sw(k, 10, 500))[0]).toBe(10);
+      // 1.25 s: previous (10) counts 75 % = 7.5, so 2 are left.
+      expect((await sw(k, 2, 1250)).slice(0, 2)).toEqual([2, 0]);
+      const refused = await sw(k, 1, 1250);
+      expect(refused[0]).toBe(0);
+      // Needs 10 × (1 - x) + 2 <= 9  ->  x >= 0.3  ->  at 1.3 s, 50 ms from now.
+      expect(refused[2]).toBe(50);
+      expect((await sw(k, 1, 1300))[0]).toBe(1);
+    });
+
+    it('forgets windows older than the previous one', async () => {
+      const k = key();
+      await sw(k, 10, 0);
+      expect((await sw(k, 10, 2000))[0]).toBe(10);
+    });
+  });
+
+  describe('lease semaphore', () => {
+    const keys = (): [string, string] => {
+      const k = key();
+      return [`${k}:z`, `${k}:h`];
+    };
+    const acquire = (ks: string[], id: string, weight: number, atMs: number) =>
+      run(semAcquireScript, ks, [3, id, weight, 1000, sec + atMs * 1000]);
+
+    it('grants weight up to the limit, with increasing fences', async () => {
+      const ks = keys();
+      const a = await acquire(ks, 'a', 2, 0);
+      expect(a.slice(0, 2)).toEqual([1, 1]);
+      const b = await acquire(ks, 'b', 1, 1);
+      expect(b[0]).toBe(1);
+      expect(b[2]).toBeGreaterThan(a[2]!);
+      expect(b[3]).toBeGreaterThan(a[3]!);
+      const refused = await acquire(ks, 'c', 1, 2);
+      expect(refused.slice(0, 3)).toEqual([0, 0, 0]);
+      expect(refused[4]).toBe(998); // until a's lease expires
+      expect(await run(semReleaseScript, ks, ['a'])).toEqual([1, expect.any(Number)]);
+      expect(await run(semReleaseScript, ks, ['a'])).toEqual([0, 0]);
+      expect((await acquire(ks, 'c', 2, 3))[0]).toBe(1);
+    });
+
+    it("a crashed holder's lease expires; renew extends but never resurrects", async () => {
+      const ks = keys();
+      await acquire(ks, 'a', 3, 0);
+      expect(await run(semRenewScript, ks, ['a', 1000, sec + 900_000])).toBe(1);
+      expect((await acquire(ks, 'b', 1, 1500))[0]).toBe(0); // renewed until 1.9 s
+      expect((await acquire(ks, 'b', 1, 1901))[0]).toBe(1); // swept
+      expect(await run(semRenewScript, ks, ['a', 1000, sec + 1_902_000])).toBe(0);
+      expect(await run(semReleaseScript, ks, ['a'])).toEqual([0, 0]);
+    });
+
+    it('fences stay increasing after the state expires', async () => {
+      const ks = keys();
+      const first = await acquire(ks, 'a', 1, 0);
+      await c.command(['DEL', ...ks]);
+      const second = await acquire(ks, 'b', 1, 1);
+      expect(second[2]).toBeGreaterThan(first[2]!);
+    });
+
+    it('refuses a reused lease id', async () => {
+      const ks = keys();
+      await acquire(ks, 'a', 1, 0);
+      await expect(acquire(ks, 'a', 1, 0)).rejects.toThrow(/SPILLWAY_DUPLICATE_LEASE/);
+    });
+  });
+});
