@@ -6,6 +6,7 @@
 import type { Command } from './command.js';
 
 export const commands: Readonly<Record<string, () => Promise<Command>>> = {
+  demo: async () => (await import('./demo.js')).demo,
   serve: async () => (await import('./serve.js')).serve,
   load: async () => (await import('./load.js')).command,
 };

@@ -19,6 +19,8 @@ fixed service time), so capacity is known exactly: connections / service time
   bounded   Spillway's reference setup: 10 slots with a line of 10 and a 50 ms wait bound,
             per-client buckets of 150/s (burst 15) keyed on the x-client-id header (trusted
             explicitly in this example), a 1 s deadline per request, /healthz exempt.
+  bulkhead  the peer to beat: a bare node:http server with cockatiel's bulkhead(10, 10)
+            (needs the cockatiel package; node framework only).
 
 Options:
   --framework <node|express|fastify>  server framework (default: node)
@@ -67,7 +69,7 @@ export const serve: Command = {
       },
     });
     const mode = positionals[0];
-    if (mode !== 'naive' && mode !== 'bounded') {
+    if (mode !== 'naive' && mode !== 'bounded' && mode !== 'bulkhead') {
       throw new UsageError(`serve needs a mode: 'naive' or 'bounded', got '${mode ?? ''}'`);
     }
     const framework = values.framework;

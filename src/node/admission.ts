@@ -401,6 +401,13 @@ class Guard implements Admission {
       // This criticality's share of the line is used up: shed it, keep room for more critical work.
       return this.#refuse({ reason: 'shed', retryAfterMs: now.retryAfterMs }, p);
     }
+    if (!limiter.hasRoom(init.criticality)) {
+      // A full line with nobody to displace: refuse now, allocating nothing for the wait.
+      return this.#refuse(
+        { reason: 'capacity', signal: this.#capacitySignal, retryAfterMs: now.retryAfterMs },
+        p,
+      );
+    }
     // Wait in line; leave it at once if the client goes away.
     const controller = new AbortController();
     const onClose = (): void => {

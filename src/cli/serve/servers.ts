@@ -8,13 +8,19 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type createExpress from 'express';
 import type createFastify from 'fastify';
+import type * as Cockatiel from 'cockatiel';
 import type { AdmissionOptions, RequestContext } from '../../node/index.js';
 import { admission } from '../../node/index.js';
 import { simulatedDatabase, type SimulatedDatabase } from './simulated-database.js';
 
 /** What the servers run. */
 export interface ReferenceOptions {
-  readonly mode: 'naive' | 'bounded';
+  /**
+   * `naive` accepts everything; `bounded` is Spillway's reference guard; `bulkhead` is the
+   * strongest peer users reach for, a bare node:http server with cockatiel's
+   * `bulkhead(connections, 10)` (cockatiel must be installed).
+   */
+  readonly mode: 'naive' | 'bounded' | 'bulkhead';
   readonly framework: 'node' | 'express' | 'fastify';
   /** Database connections. @default 10 */
   readonly connections: number;
@@ -78,11 +84,16 @@ export async function startReferenceServer(
     if (o.work === 'cpu') spin(o.serviceMs);
     else await db.query(signal);
   };
+  if (o.mode === 'bulkhead' && o.framework !== 'node') {
+    throw new Error('bulkhead runs on --framework node only (it is the bare node:http peer)');
+  }
   if (o.framework === 'express') return startExpress(o, { db, work, listen });
   if (o.framework === 'fastify') return startFastify(o, { db, work, listen });
 
   let handler: (req: IncomingMessage, res: ServerResponse) => void;
-  if (o.mode === 'naive') {
+  if (o.mode === 'bulkhead') {
+    handler = await bulkheadHandler(o, { db, work, listen });
+  } else if (o.mode === 'naive') {
     handler = (req, res) => {
       if (req.url === '/healthz') return void res.end('ok');
       if (req.url === '/stats') return void res.end(stats(db));
@@ -129,11 +140,34 @@ async function listenOn(
   };
 }
 
+/** The peer: cockatiel's bulkhead in front of the pool, 503 when it refuses. */
+async function bulkheadHandler(
+  o: ReferenceOptions,
+  p: Parts,
+): Promise<(req: IncomingMessage, res: ServerResponse) => void> {
+  const { bulkhead, BulkheadRejectedError } = await optionalPeer<typeof Cockatiel>('cockatiel');
+  const policy = bulkhead(o.connections, 10);
+  return (req, res) => {
+    if (req.url === '/healthz') return void res.end('ok');
+    if (req.url === '/stats') return void res.end(stats(p.db));
+    policy
+      .execute(() => p.work(undefined))
+      .then(
+        () => res.writeHead(200, ['content-type', 'application/json']).end(okBody),
+        (error: unknown) => {
+          if (error instanceof BulkheadRejectedError) {
+            res.writeHead(503, ['retry-after', '1', 'content-length', '0']).end();
+          } else res.writeHead(500).end();
+        },
+      );
+  };
+}
+
 async function optionalPeer<T>(name: string): Promise<T> {
   try {
     return (await import(name)) as T;
   } catch {
-    throw new Error(`--framework ${name} needs the ${name} package: npm install ${name}@5`);
+    throw new Error(`this server needs the ${name} package: npm install ${name}`);
   }
 }
 

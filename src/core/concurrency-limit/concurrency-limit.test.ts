@@ -197,6 +197,23 @@ describe('concurrencyLimit', () => {
     await clock.runAll();
   });
 
+  it('hasRoom says, without allocating a wait, whether acquire could get in', async () => {
+    const clock = createVirtualClock();
+    const limit = concurrencyLimit({ limit: 1, maxQueue: 1, maxQueueWaitMs: 1_000, clock });
+    expect(limit.hasRoom()).toBe(true); // a free slot
+    const held = permitOf(limit.tryAcquire());
+    expect(limit.hasRoom()).toBe(true); // room in the line
+    const waiting = limit.acquire({ criticality: 'sheddable' });
+    expect(limit.hasRoom('sheddable')).toBe(false); // full, nobody less critical to displace
+    expect(limit.hasRoom()).toBe(true); // a critical arrival would displace the sheddable waiter
+    expect(concurrencyLimit({ limit: 1, clock }).hasRoom()).toBe(true);
+    const noLine = concurrencyLimit({ limit: 1, clock });
+    permitOf(noLine.tryAcquire());
+    expect(noLine.hasRoom('critical-plus')).toBe(false);
+    held.release();
+    permitOf(await waiting).release();
+  });
+
   it('follows a moving limit and treats values below 1 as 1', async () => {
     const clock = createVirtualClock();
     const source = { current: 1 };

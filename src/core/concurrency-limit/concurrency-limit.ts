@@ -117,6 +117,12 @@ export type Work<T> = (context: { readonly signal: AbortSignal }) => T | Promise
 export interface ConcurrencyLimit {
   /** Takes a free slot now or refuses (`queue-full`); never waits and never jumps the line. */
   tryAcquire(): AcquireResult;
+  /**
+   * Whether `acquire` with this criticality could get a slot or a place in line right now: a
+   * free slot, room in the line, or a less critical waiter to displace. A synchronous check, so
+   * a caller can refuse a hopeless arrival without allocating anything for it. @default 'critical'
+   */
+  hasRoom(criticality?: Criticality): boolean;
   /** Takes a slot, waiting in line if allowed. Never rejects; refusals are values. */
   acquire(options?: AcquireOptions): Promise<AcquireResult>;
   /**
@@ -303,6 +309,16 @@ class Limiter implements ConcurrencyLimit, PermitOwner {
 
   get limit(): number {
     return this.#limitNow();
+  }
+
+  hasRoom(criticality?: Criticality): boolean {
+    const line = this.#line;
+    if (line.size === 0 && this.#active < this.#limitNow()) return true;
+    if (line.size < this.#s.maxQueue) return true;
+    const found = criticality === undefined ? 1 : criticalityRank(criticality);
+    const rank = found < 0 ? 1 : found;
+    if (this.#s.partitions?.entitled(rank, this.#limitNow()) === true) return true;
+    return this.#s.maxQueue > 0 && line.displaceable(rank) !== undefined;
   }
 
   tryAcquire(): AcquireResult {

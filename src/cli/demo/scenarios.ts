@@ -1,0 +1,69 @@
+/**
+ * The demo's scenarios (issue: the main job), as load groups. Capacity is known exactly: the
+ * simulated database has 10 connections × 30 ms = 333 req/s.
+ *
+ * @module
+ */
+import type { LoadGroup } from '../../load/index.js';
+
+/** One scenario: what to offer and whether to time a request sent after the rush. */
+export interface Scenario {
+  readonly id: 'reference' | 'greedy' | '10x';
+  readonly title: string;
+  readonly groups: readonly LoadGroup[];
+  readonly durationMs: number;
+  /** Send one more request 100 ms after the rush and time it (the recovery check). */
+  readonly nextRequest: boolean;
+}
+
+/** Callers give up after this long, in every scenario. */
+export const callerDeadlineMs = 1_000;
+
+/** The three scenarios of the demo; `quick` shortens the 10× one for CI. */
+export function scenarios(options: { readonly quick: boolean }): Scenario[] {
+  // At 1.5× capacity an unbounded line needs seconds to outgrow its callers' 1 s patience, and
+  // that collapse is the point, so the reference and greedy runs keep 5 s even when quick. At
+  // 10× the collapse is immediate.
+  const durationMs = 5_000;
+  const tenXMs = options.quick ? 2_000 : 5_000;
+  const clients = (name: string, ratePerSec: number, ms = durationMs): LoadGroup => ({
+    name,
+    ratePerSec,
+    clients: 100,
+    headers: { 'x-client-id': `${name}-{client}` },
+    deadlineMs: callerDeadlineMs,
+    durationMs: ms,
+  });
+  return [
+    {
+      id: 'reference',
+      title: '500 req/s (1.5× capacity) from 100 clients; callers give up after 1 s',
+      groups: [clients('clients', 500)],
+      durationMs,
+      nextRequest: true,
+    },
+    {
+      id: 'greedy',
+      title: 'one greedy client at 400 req/s next to 100 clients at 1 req/s each',
+      groups: [
+        {
+          name: 'greedy',
+          ratePerSec: 400,
+          headers: { 'x-client-id': 'greedy' },
+          deadlineMs: callerDeadlineMs,
+          durationMs,
+        },
+        clients('polite', 100),
+      ],
+      durationMs,
+      nextRequest: false,
+    },
+    {
+      id: '10x',
+      title: '3,300 req/s (10× capacity) from 100 clients; callers give up after 1 s',
+      groups: [clients('clients', 3_300, tenXMs)],
+      durationMs: tenXMs,
+      nextRequest: true,
+    },
+  ];
+}
