@@ -358,6 +358,10 @@ class Guard implements Admission {
   }
 
   #afterQuota(d: RateDecision, s: Pending): AdmitResult | Promise<AdmitResult> {
+    if (!d.ok && d.reason === 'store-unavailable') {
+      // The shared store is down and its policy is to refuse: not this client's fault.
+      return this.#refuse({ reason: 'unavailable' }, s);
+    }
     if (!d.ok) {
       this.#box?.refused(s.init.key, d.retryAfterMs);
       return this.#refuse(

@@ -1,7 +1,12 @@
 // The node:http guard over real sockets on port 0, on a virtual clock so waits are exact.
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DependencyOverloadedError, QueueFullError } from '../../src/index.js';
+import {
+  DependencyOverloadedError,
+  QueueFullError,
+  type RateDecision,
+  type RateStore,
+} from '../../src/index.js';
 import {
   admission,
   type AdmissionOptions,
@@ -69,6 +74,30 @@ describe('admission over node:http', () => {
       retryAfterMs: 500,
       spillwayRetry: 'later',
     });
+  });
+
+  it('a shared store that is down with policy closed answers 503 elsewhere, not 429', async () => {
+    // A RateStore whose backing service is unreachable and whose policy is to refuse.
+    const down: RateStore<Promise<RateDecision>> = {
+      take: (_key, _n, policy) =>
+        Promise.resolve({
+          ok: false,
+          remaining: 0,
+          retryAfterMs: 1_000,
+          limit: policy.burst,
+          resetMs: 0,
+          degraded: true,
+          reason: 'store-unavailable',
+        }),
+    };
+    const { port } = await start({ quota: { ratePerSec: 10, burst: 10, store: down } }, (_q, res) =>
+      res.end('ok'),
+    );
+    const r = await send(port);
+    expect(r.status).toBe(503);
+    expect(r.headers['spillway-retry']).toBe('elsewhere');
+    expect(r.headers['retry-after']).toBeUndefined();
+    expect(r.json()).toMatchObject({ type: 'urn:spillway:problem:limiter-unavailable' });
   });
 
   it('503 for capacity with Retry-After ≥ 1, and health routes answer while user routes are saturated', async () => {
