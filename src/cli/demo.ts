@@ -20,6 +20,7 @@ import {
 import { UsageError, type Command } from './command.js';
 import { scenarios, callerDeadlineMs, type Scenario } from './demo/scenarios.js';
 import { pinSelf, startServer, canPin, type ServerProcess } from './demo/server-process.js';
+import { scaleOut, type ScaleOutRecord } from './demo/scale-out.js';
 import { progressReporter } from './progress.js';
 
 const help = `Usage: spillway demo [options]
@@ -52,12 +53,18 @@ Options:
   --framework <name>    node, express or fastify for naive and bounded (default: node)
   --servers <list>      comma-separated subset of naive,bulkhead,bounded
   --scenarios <list>    comma-separated subset of reference,greedy,10x
+  --redis <url>         the demo at scale instead: --replicas bounded replicas (default 3)
+                        behind a round-robin split of the greedy scenario, first with
+                        per-replica quotas, then with quotas shared in this Redis
+                        (redis://127.0.0.1:6379); needs ioredis or redis installed
+  --replicas <n>        replicas for --redis (default 3)
   -h, --help            show this help
 
 Examples:
   spillway demo
   spillway demo --quick --report /tmp/demo.html
   spillway demo --framework fastify --servers naive,bounded --json > demo.json
+  spillway demo --redis redis://127.0.0.1:6379 --replicas 3
 `;
 
 /** Capacity of the reference setup: 10 connections / 30 ms. */
@@ -102,6 +109,8 @@ export const demo: Command = {
         framework: { type: 'string', default: 'node' },
         servers: { type: 'string', default: 'naive,bulkhead,bounded' },
         scenarios: { type: 'string', default: 'reference,greedy,10x' },
+        redis: { type: 'string' },
+        replicas: { type: 'string', default: '3' },
       },
     });
     const framework = values.framework;
@@ -127,6 +136,18 @@ export const demo: Command = {
           ? 'not pinned (needs taskset and 2 CPUs)'
           : 'servers pinned to CPU 0, generator to CPU 1'),
     );
+
+    if (values.redis !== undefined) {
+      return runScaleOut({
+        redisUrl: values.redis,
+        replicas: values.replicas,
+        quick,
+        json: values.json,
+        report: values['no-report'] ? undefined : values.report,
+        serverCpu,
+        log,
+      });
+    }
 
     const records: RunRecord[] = [];
     const skipped: string[] = [];
@@ -197,6 +218,85 @@ export const demo: Command = {
     return 0;
   },
 };
+
+async function runScaleOut(o: {
+  readonly redisUrl: string;
+  readonly replicas: string;
+  readonly quick: boolean;
+  readonly json: boolean;
+  readonly report: string | undefined;
+  readonly serverCpu: number | undefined;
+  readonly log: (line: string) => void;
+}): Promise<number> {
+  if (!/^rediss?:\/\/\S+$/.test(o.redisUrl)) {
+    throw new UsageError(
+      `--redis must be a redis:// URL such as redis://127.0.0.1:6379, got '${o.redisUrl}'`,
+    );
+  }
+  const replicas = Number(o.replicas);
+  if (!Number.isSafeInteger(replicas) || replicas < 2 || replicas > 8) {
+    throw new UsageError(`--replicas must be a whole number from 2 to 8, got '${o.replicas}'`);
+  }
+  const records = await scaleOut({
+    redisUrl: o.redisUrl,
+    replicas,
+    quick: o.quick,
+    serverCpu: o.serverCpu,
+    log: o.log,
+  });
+  const redis = records.find((r) => r.quotas === 'redis')!;
+  const memory = records.find((r) => r.quotas === 'memory')!;
+  const politeShare = redis.polite.sent === 0 ? 0 : redis.polite.ok / redis.polite.sent;
+  const targets: Target[] = [
+    {
+      name: 'per-client quotas hold across replicas with Redis',
+      pass: redis.greedy.ok <= redis.quotaRequests * 1.01 && politeShare >= 0.99,
+      detail: `greedy ok ${redis.greedy.ok} (one quota: ${redis.quotaRequests}; with per-replica quotas it got ${memory.greedy.ok}), polite ok ${(politeShare * 100).toFixed(1)} %`,
+    },
+  ];
+  if (o.json) {
+    const strip = ({ results: _results, ...rest }: ScaleOutRecord) => rest;
+    process.stdout.write(`${JSON.stringify({ scaleOut: records.map(strip), targets }, null, 2)}\n`);
+  } else {
+    const rows = [
+      [
+        'quotas',
+        'replicas',
+        'greedy sent',
+        'greedy ok',
+        'one quota allows',
+        'greedy 429',
+        'polite ok',
+      ],
+    ];
+    for (const r of records) {
+      rows.push([
+        r.quotas,
+        String(r.replicas),
+        String(r.greedy.sent),
+        String(r.greedy.ok),
+        String(r.quotaRequests),
+        String(r.greedy.rejected429),
+        `${r.polite.ok} of ${r.polite.sent}`,
+      ]);
+    }
+    process.stdout.write(
+      `\nscale-out: one greedy client at 400 req/s and 100 clients at 1 req/s, split round-robin over ${replicas} replicas (${redis.durationMs / 1000} s)\n${alignColumns(rows)}\n\nTargets:\n`,
+    );
+    for (const t of targets)
+      process.stdout.write(`  ${t.pass ? '✓' : '✗'} ${t.name}: ${t.detail}\n`);
+  }
+  if (o.report !== undefined) {
+    await writeReport(o.report, {
+      title: 'Spillway demo at scale: per-client quotas across replicas',
+      subtitle: `${replicas} bounded replicas behind a round-robin split; quotas per replica (memory) vs shared in Redis.`,
+      runs: records.flatMap((r) => r.results),
+      notes: targets.map((t) => `${t.pass ? '✓' : '✗'} ${t.name}: ${t.detail}`),
+    });
+    o.log(`\nreport: ${o.report}`);
+  }
+  return 0;
+}
 
 function list(flag: string, value: string, allowed: readonly string[]): string[] {
   const items = value

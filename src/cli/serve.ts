@@ -32,6 +32,12 @@ Options:
                                       per request instead (default: db)
   --client-rate <n>                   bounded: tokens per second per client (default: 150)
   --client-burst <n>                  bounded: bucket size per client (default: 15)
+  --redis <url>                       bounded: share the per-client quota across replicas
+                                      in this Redis (redis://127.0.0.1:6379); needs ioredis
+                                      or redis installed
+  --redis-prefix <p>                  key prefix in Redis (default: spillway-serve)
+  --replicas <n>                      replicas sharing the quota, for the local fallback
+                                      share if Redis fails (default: 1)
   -h, --help                          show this help
 
 Endpoints: every path runs one query and answers {"ok":true}; /healthz answers ok;
@@ -50,6 +56,15 @@ function positiveInt(flag: string, value: string | undefined, fallback: number):
   return n;
 }
 
+function redisUrl(value: string): string {
+  if (!/^rediss?:\/\/\S+$/.test(value)) {
+    throw new UsageError(
+      `--redis must be a redis:// URL such as redis://127.0.0.1:6379, got '${value}'`,
+    );
+  }
+  return value;
+}
+
 export const serve: Command = {
   summary: 'run a reference server (naive or bounded) over a simulated database',
   help,
@@ -66,6 +81,9 @@ export const serve: Command = {
         work: { type: 'string', default: 'db' },
         'client-rate': { type: 'string' },
         'client-burst': { type: 'string' },
+        redis: { type: 'string' },
+        'redis-prefix': { type: 'string', default: 'spillway-serve' },
+        replicas: { type: 'string' },
       },
     });
     const mode = positionals[0];
@@ -79,6 +97,9 @@ export const serve: Command = {
     const work = values.work;
     if (work !== 'db' && work !== 'cpu')
       throw new UsageError(`--work must be db or cpu, got '${work}'`);
+    if (values.redis !== undefined && (mode !== 'bounded' || framework !== 'node')) {
+      throw new UsageError('--redis applies to the bounded server on --framework node');
+    }
     const options: ReferenceOptions = {
       mode,
       framework,
@@ -87,6 +108,15 @@ export const serve: Command = {
       serviceMs: Math.max(1, positiveInt('service-ms', values['service-ms'], 30)),
       clientRatePerSec: Math.max(1, positiveInt('client-rate', values['client-rate'], 150)),
       clientBurst: Math.max(1, positiveInt('client-burst', values['client-burst'], 15)),
+      ...(values.redis === undefined
+        ? {}
+        : {
+            redis: {
+              url: redisUrl(values.redis),
+              prefix: values['redis-prefix'],
+              replicas: Math.max(1, positiveInt('replicas', values.replicas, 1)),
+            },
+          }),
     };
     const server = await startReferenceServer(options, {
       port: positiveInt('port', values.port, 0),

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type createExpress from 'express';
 import type createFastify from 'fastify';
 import type * as Cockatiel from 'cockatiel';
+import type { RateStore } from '../../index.js';
 import type { AdmissionOptions, RequestContext } from '../../node/index.js';
 import { admission } from '../../node/index.js';
 import { simulatedDatabase, type SimulatedDatabase } from './simulated-database.js';
@@ -31,17 +32,27 @@ export interface ReferenceOptions {
   /** Per-client quota of the bounded server, tokens/s and burst. @default 150 and 15 */
   readonly clientRatePerSec: number;
   readonly clientBurst: number;
+  /**
+   * Share the per-client quota across replicas in this Redis (`redis://host:port`), with the
+   * `local` failure policy; in memory when absent.
+   */
+  readonly redis?: { readonly url: string; readonly prefix: string; readonly replicas: number };
 }
 
 /** The reference `bounded` setup of the contract (DESIGN §1, issue: HTTP). */
-export function boundedOptions(o: ReferenceOptions): AdmissionOptions {
+export function boundedOptions(o: ReferenceOptions, store?: RateStore): AdmissionOptions {
   return {
     limit: o.connections,
     maxQueue: 10,
     maxQueueWaitMs: 50,
     // Per-client buckets keyed on x-client-id — trusted here because the demo's clients set it;
     // without a key function the guard ignores it and keys on the socket address.
-    quota: { ratePerSec: o.clientRatePerSec, burst: o.clientBurst, name: 'per-client' },
+    quota: {
+      ratePerSec: o.clientRatePerSec,
+      burst: o.clientBurst,
+      name: 'per-client',
+      ...(store === undefined ? {} : { store }),
+    },
     key: (req) => {
       const id = req.headers['x-client-id'];
       return typeof id === 'string' ? id : undefined;
@@ -103,7 +114,8 @@ export async function startReferenceServer(
       );
     };
   } else {
-    const guard = admission(boundedOptions(o));
+    const shared = o.redis === undefined ? undefined : await sharedQuotaStore(o.redis);
+    const guard = admission(boundedOptions(o, shared?.store));
     handler = guard.handle(async (req, res, ctx: RequestContext) => {
       if (req.url === '/stats') return void res.end(stats(db, () => guard.stats()));
       if (req.url === '/healthz') return void res.end('ok');
@@ -113,6 +125,39 @@ export async function startReferenceServer(
   }
   const server = createServer({ keepAliveTimeout: 65_000 }, handler);
   return listenOn(server, listen);
+}
+
+/**
+ * A Redis-backed quota store for the bounded server: ioredis if installed, else node-redis
+ * (both optional peers). Policy `local`: if Redis fails, each replica enforces its share.
+ */
+async function sharedQuotaStore(redis: {
+  readonly url: string;
+  readonly prefix: string;
+  readonly replicas: number;
+}): Promise<{ store: RateStore }> {
+  const { redisStore } = await import('../../redis/index.js');
+  let client: unknown;
+  try {
+    const { default: Redis } = await optionalPeer<{ default: new (url: string) => unknown }>(
+      'ioredis',
+    );
+    client = new Redis(redis.url);
+  } catch {
+    const { createClient } = await optionalPeer<{
+      createClient: (o: { url: string }) => { connect(): Promise<unknown> };
+    }>('redis');
+    const c = createClient({ url: redis.url });
+    await c.connect();
+    client = c;
+  }
+  const store = redisStore({
+    client: client as Parameters<typeof redisStore>[0]['client'],
+    prefix: redis.prefix,
+    onError: 'local',
+    replicas: redis.replicas,
+  });
+  return { store };
 }
 
 interface Parts {

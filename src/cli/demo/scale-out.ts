@@ -1,0 +1,122 @@
+/**
+ * The demo at scale (issue: scale out): the greedy scenario against several bounded replicas
+ * behind a round-robin split of the same load, once with per-replica (memory) quotas and once
+ * with quotas shared in Redis. With memory quotas a client gets its quota from every replica;
+ * with Redis it gets it once.
+ *
+ * @module
+ */
+import { runLoad, type GroupStats, type LoadResult } from '../../load/index.js';
+import { callerDeadlineMs } from './scenarios.js';
+import { startServer, type ServerProcess } from './server-process.js';
+
+/** The quota the bounded server gives each client: 150/s with a burst of 15. */
+export const quotaPerSec = 150;
+const quotaBurst = 15;
+
+/** One configuration's outcome, summed over its replicas. */
+export interface ScaleOutRecord {
+  readonly quotas: 'memory' | 'redis';
+  readonly replicas: number;
+  readonly durationMs: number;
+  readonly greedy: { readonly sent: number; readonly ok: number; readonly rejected429: number };
+  readonly polite: { readonly sent: number; readonly ok: number };
+  /** What a client may get in the whole run from one shared quota: 150/s × duration + 15. */
+  readonly quotaRequests: number;
+  readonly results: readonly LoadResult[];
+}
+
+/** Runs both configurations. */
+export async function scaleOut(options: {
+  readonly redisUrl: string;
+  readonly replicas: number;
+  readonly quick: boolean;
+  readonly serverCpu: number | undefined;
+  readonly log: (line: string) => void;
+}): Promise<ScaleOutRecord[]> {
+  const { replicas, log } = options;
+  const durationMs = options.quick ? 3_000 : 5_000;
+  const records: ScaleOutRecord[] = [];
+  // A prefix of its own per run, so keys left by an earlier run cannot count.
+  const prefix = `spillway-demo-${process.pid}-${Date.now().toString(36)}`;
+  for (const quotas of ['memory', 'redis'] as const) {
+    log(`\nscale-out, ${quotas} quotas: ${replicas} bounded replicas, load split round-robin`);
+    const servers: ServerProcess[] = [];
+    try {
+      for (let i = 0; i < replicas; i++) {
+        const args = ['bounded'];
+        if (quotas === 'redis') {
+          args.push(
+            '--redis',
+            options.redisUrl,
+            '--redis-prefix',
+            prefix,
+            '--replicas',
+            String(replicas),
+          );
+        }
+        servers.push(await startServer(args, options.serverCpu));
+      }
+      await Promise.all(
+        servers.map((s) =>
+          runLoad({
+            url: `${s.url}/warmup`,
+            ratePerSec: 300 / replicas,
+            durationMs: 1_000,
+            deadlineMs: callerDeadlineMs,
+          }),
+        ),
+      );
+      // Each replica gets a 1/N share of every stream: the same clients, spread evenly.
+      const results = await Promise.all(
+        servers.map((s, i) =>
+          runLoad({
+            url: `${s.url}/work`,
+            durationMs,
+            scenario: `scale-out · replica ${i + 1}`,
+            series: `${quotas} quotas`,
+            label: `scale-out · ${quotas} quotas · replica ${i + 1}`,
+            groups: [
+              {
+                name: 'greedy',
+                ratePerSec: 400 / replicas,
+                headers: { 'x-client-id': 'greedy' },
+                deadlineMs: callerDeadlineMs,
+              },
+              {
+                name: 'polite',
+                ratePerSec: 100 / replicas,
+                clients: 100,
+                headers: { 'x-client-id': 'polite-{client}' },
+                deadlineMs: callerDeadlineMs,
+              },
+            ],
+          }),
+        ),
+      );
+      const sum = (name: string, f: (g: GroupStats) => number): number =>
+        results.reduce((total, r) => total + f(r.groups.find((g) => g.name === name)!), 0);
+      const record: ScaleOutRecord = {
+        quotas,
+        replicas,
+        durationMs,
+        greedy: {
+          sent: sum('greedy', (g) => g.sent),
+          ok: sum('greedy', (g) => g.ok),
+          rejected429: sum('greedy', (g) => g.rejectedByStatus['429'] ?? 0),
+        },
+        polite: { sent: sum('polite', (g) => g.sent), ok: sum('polite', (g) => g.ok) },
+        quotaRequests: (quotaPerSec * durationMs) / 1000 + quotaBurst,
+        results,
+      };
+      log(
+        `  greedy ok ${record.greedy.ok} of ${record.greedy.sent} (one quota allows ${record.quotaRequests}); ` +
+          `polite ok ${record.polite.ok} of ${record.polite.sent}`,
+      );
+      records.push(record);
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+    }
+  }
+  return records;
+}

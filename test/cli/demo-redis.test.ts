@@ -1,0 +1,55 @@
+// `spillway demo --redis … --replicas 3` as a user runs it (needs Redis on 127.0.0.1:6379,
+// which .ci/run starts): three bounded replicas behind a round-robin split hold one client to
+// ONE quota when the quota lives in Redis, and to three quotas when each replica keeps its own.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { sharedRedisMissing } from '../redis/helpers.js';
+
+const main = new URL('../../dist/cli/main.js', import.meta.url).pathname;
+const missing = await sharedRedisMissing();
+if (missing !== undefined) console.warn(`skipping the demo at scale: ${missing}`);
+
+interface ScaleOutJson {
+  scaleOut: {
+    quotas: 'memory' | 'redis';
+    greedy: { sent: number; ok: number; rejected429: number };
+    polite: { sent: number; ok: number };
+    quotaRequests: number;
+  }[];
+  targets: { pass: boolean; detail: string }[];
+}
+
+describe.skipIf(missing !== undefined)('spillway demo --redis --replicas 3', () => {
+  it(
+    'holds a client to one quota across replicas through Redis',
+    { timeout: 120_000 },
+    async () => {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [
+          main,
+          'demo',
+          '--redis',
+          'redis://127.0.0.1:6379',
+          '--replicas',
+          '3',
+          '--quick',
+          '--json',
+          '--no-report',
+        ],
+        { maxBuffer: 8 * 1024 * 1024, timeout: 110_000 },
+      );
+      const out = JSON.parse(stdout) as ScaleOutJson;
+      const memory = out.scaleOut.find((r) => r.quotas === 'memory')!;
+      const redis = out.scaleOut.find((r) => r.quotas === 'redis')!;
+      console.log(
+        `demo at scale: greedy ok with per-replica quotas ${memory.greedy.ok}, with Redis ${redis.greedy.ok} (one quota: ${redis.quotaRequests})`,
+      );
+      expect(redis.greedy.ok).toBeLessThanOrEqual(redis.quotaRequests * 1.01);
+      expect(redis.greedy.ok).toBeGreaterThan(redis.quotaRequests * 0.9);
+      expect(memory.greedy.ok).toBeGreaterThan(redis.quotaRequests * 2);
+      expect(redis.polite.ok / redis.polite.sent).toBeGreaterThanOrEqual(0.99);
+    },
+  );
+});
