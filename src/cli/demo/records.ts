@@ -1,0 +1,64 @@
+/**
+ * What the demo records per run, and the small measures every part of it shares.
+ *
+ * @module
+ */
+import { formatMs, type GroupStats, type LoadResult } from '../../load/index.js';
+import type { Scenario } from './scenarios.js';
+
+/** Capacity of the reference setup: 10 connections / 30 ms. */
+export const capacityPerSec = 10 / 0.03;
+
+export type ServerName = 'naive' | 'bulkhead' | 'bounded';
+
+/** How the request sent after the rush fared. */
+export interface NextRequest {
+  /** Its latency (for `timeout`, how long it waited before giving up). */
+  readonly ms: number | null;
+  readonly outcome: string;
+}
+
+export interface RunRecord {
+  readonly scenario: Scenario;
+  readonly server: ServerName;
+  readonly result: LoadResult;
+  readonly next: NextRequest | undefined;
+  readonly unloadedMs: number;
+  readonly idleRssBytes: number;
+  readonly peakRssBytes: number;
+}
+
+export interface Target {
+  readonly name: string;
+  readonly pass: boolean;
+  readonly detail: string;
+}
+
+export function sum(groups: readonly GroupStats[], f: (g: GroupStats) => number): number {
+  return groups.reduce((total, g) => total + f(g), 0);
+}
+
+/** Goodput of the run ÷ capacity. */
+export function goodputFraction(result: LoadResult): number {
+  return result.totals.goodputPerSec / capacityPerSec;
+}
+
+export function probeOutcome(result: LoadResult): NextRequest {
+  const g = result.totals;
+  const outcome =
+    (['ok', 'rejected', 'error', 'timeout', 'network'] as const).find((o) => g[o] > 0) ?? 'dropped';
+  const summary = outcome === 'dropped' ? undefined : g.latencyMs[outcome];
+  return { ms: summary?.max ?? null, outcome };
+}
+
+export function nextRequestText(n: NextRequest | undefined): string {
+  if (n === undefined) return '—';
+  if (n.outcome === 'timeout') return `> ${formatMs(n.ms)} (gave up)`;
+  return n.outcome === 'ok' ? formatMs(n.ms) : `${formatMs(n.ms)} (${n.outcome})`;
+}
+
+export const mb = (bytes: number): string => `${Math.round(bytes / 1_048_576)} MB`;
+
+export function rejectionP99(g: GroupStats): number | undefined {
+  return g.latencyMs.rejected?.p99;
+}

@@ -1,0 +1,111 @@
+/**
+ * One scenario against one server: warm-up, an unloaded timing, the rush (and the request sent
+ * after it, in a run of its own), the server's memory before and after.
+ *
+ * @module
+ */
+import { request } from 'node:http';
+import { formatMs, runLoad, type LoadResult } from '../../load/index.js';
+import { progressReporter } from '../progress.js';
+import {
+  goodputFraction,
+  nextRequestText,
+  probeOutcome,
+  sum,
+  type RunRecord,
+  type ServerName,
+} from './records.js';
+import { callerDeadlineMs, type Scenario } from './scenarios.js';
+import type { ServerProcess } from './server-process.js';
+
+export async function runOne(
+  run: {
+    readonly scenario: Scenario;
+    readonly server: ServerName;
+    readonly target: ServerProcess;
+    readonly nextRequestDeadlineMs: number;
+  },
+  log: (line: string) => void,
+): Promise<RunRecord> {
+  const { scenario, server, target } = run;
+  // Warm both sides up (JIT, connections) just under capacity and let the server go idle, so a
+  // cold process does not charge its start-up to the first second; then time a request on it.
+  await runLoad({
+    url: `${target.url}/warmup`,
+    ratePerSec: 300,
+    durationMs: 1_000,
+    deadlineMs: callerDeadlineMs,
+  });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const unloadedMs = await medianRequestMs(`${target.url}/unloaded`, 5);
+  const idle = await target.stats();
+  const progress = progressReporter(process.stderr, 1);
+  // The probe is its own run, started 100 ms after the rush's schedule ends, so the rush's
+  // figures stay its own.
+  const probe = scenario.nextRequest
+    ? new Promise<LoadResult>((resolve, reject) => {
+        setTimeout(() => {
+          runLoad({
+            url: `${target.url}/next`,
+            durationMs: 1,
+            groups: [
+              {
+                name: 'next request',
+                ratePerSec: 1_000,
+                maxRequests: 1,
+                deadlineMs: run.nextRequestDeadlineMs,
+              },
+            ],
+            headers: { 'x-client-id': 'latecomer' },
+          }).then(resolve, reject);
+        }, scenario.durationMs + 100);
+      })
+    : undefined;
+  const result = await runLoad({
+    url: `${target.url}/work`,
+    durationMs: scenario.durationMs,
+    groups: scenario.groups,
+    scenario: scenario.id,
+    series: server,
+    label: `${scenario.id} · ${server}`,
+    onWindow: ({ totals }) => progress.update(totals),
+  });
+  progress.finish();
+  const next = probe === undefined ? undefined : probeOutcome(await probe);
+  const after = await target.stats();
+  const ok = sum(result.groups, (g) => g.ok);
+  const sent = sum(result.groups, (g) => g.sent);
+  log(
+    `  ${server.padEnd(8)} G ${goodputFraction(result).toFixed(2)}  ok ${ok}/${sent}  ` +
+      `ok p99 ${formatMs(result.totals.latencyMs.ok?.p99)}  next request ${nextRequestText(next)}` +
+      (result.validity.valid ? '' : `  [not valid: ${result.validity.reasons.join('; ')}]`),
+  );
+  return {
+    scenario,
+    server,
+    result,
+    next,
+    unloadedMs,
+    idleRssBytes: idle.rssBytes,
+    peakRssBytes: after.maxRssBytes,
+  };
+}
+
+function medianRequestMs(url: string, n: number): Promise<number> {
+  const once = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const t0 = performance.now();
+      const req = request(url, { agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(performance.now() - t0));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  return (async () => {
+    const times: number[] = [];
+    for (let i = 0; i < n; i++) times.push(await once());
+    times.sort((a, b) => a - b);
+    return times[Math.floor(n / 2)]!;
+  })();
+}
