@@ -22,9 +22,11 @@ import {
   DependencyOverloadedError,
   DependencyTimeoutError,
   DependencyUnreachableError,
+  errorCodes,
   isCriticality,
   isLocalRefusal,
   isRetryBudget,
+  isSpillwayError,
   isUnsentNetworkError,
   maxAttemptsLimit,
   rejectionError,
@@ -45,6 +47,7 @@ import {
   type ConcurrencyLimit,
   type Criticality,
   type LimitSource,
+  type PermitOutcome,
   type RetryBudget,
   type RetryBudgetOptions,
 } from '../index.js';
@@ -547,14 +550,14 @@ class Client implements Dependency {
     const permit = acquired.permit;
     if (call.expiresAt !== Infinity && call.expiresAt <= clock.now()) {
       // Granted at the very edge of the deadline: too late to send anything.
-      permit.release();
+      permit.release('ignored');
       ticket?.ignore();
       throw new DeadlineExceededError();
     }
     if (s.throttle !== undefined) {
       const d = s.throttle.tryRequest(call.criticality);
       if (!d.ok) {
-        permit.release();
+        permit.release('ignored');
         ticket?.ignore();
         throw new ThrottledError({ rejectProbability: d.rejectProbability, dependency: s.name });
       }
@@ -594,20 +597,28 @@ class Client implements Dependency {
       criticality: call.criticality,
       remainingMs,
     });
+    // How the attempt ended, for an adaptive limit: overload and timeouts are drops; work
+    // that never reached the dependency (a caller's abort, a local error) says nothing.
+    let outcome: PermitOutcome = 'ok';
     try {
       const value = await work.run(context, scope);
-      if (work.failed?.(value) === true) ticket?.failure();
-      else {
+      if (work.failed?.(value) === true) {
+        outcome = 'dropped';
+        ticket?.failure();
+      } else {
         ticket?.success();
         s.budget.recordSuccess();
       }
       s.throttle?.recordAccept(call.criticality);
       return value;
     } catch (error) {
-      throw this.#failed(error, { scope, call, ticket });
+      const failure = this.#failed(error, { scope, call, ticket });
+      outcome =
+        isSpillwayError(failure) && failure.code !== errorCodes.aborted ? 'dropped' : 'ignored';
+      throw failure;
     } finally {
       scope.dispose();
-      permit.release();
+      permit.release(outcome);
     }
   }
 
