@@ -14,6 +14,7 @@ import {
   capacityPerSec,
   mb,
   nextRequestText,
+  serverArgs,
   type RunRecord,
   type ServerName,
 } from './demo/records.js';
@@ -52,7 +53,10 @@ Options:
                         --no-report to skip it
   --framework <name>    node, express or fastify for naive and bounded (default: node)
   --servers <list>      comma-separated subset of naive,bulkhead,bounded
-  --scenarios <list>    comma-separated subset of reference,greedy,10x
+  --scenarios <list>    comma-separated, of reference,greedy,10x (the default) and slowdown:
+                        200 req/s while the database slows from 30 to 300 ms for a third
+                        of the run, against a fixed cap of 10 (the pool size), a cap of
+                        50, and an adaptive limit (gradientLimit) that learns it
   --redis <url>         the demo at scale instead: --replicas bounded replicas (default 3)
                         behind a round-robin split of the greedy scenario, first with
                         per-replica quotas, then with quotas shared in this Redis
@@ -94,7 +98,7 @@ export const demo: Command = {
       'bulkhead',
       'bounded',
     ]) as ServerName[];
-    const chosen = list('scenarios', values.scenarios, ['reference', 'greedy', '10x']);
+    const chosen = list('scenarios', values.scenarios, ['reference', 'greedy', '10x', 'slowdown']);
     const quick = values.quick;
     const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -127,9 +131,9 @@ export const demo: Command = {
     const nextRequestDeadlineMs = quick ? 15_000 : 60_000;
     for (const scenario of plan) {
       log(`\n${scenario.id}: ${scenario.title}`);
-      for (const name of servers) {
+      for (const name of (scenario.servers as readonly ServerName[] | undefined) ?? servers) {
         if (skipped.includes(name)) continue;
-        const args = name === 'bulkhead' ? ['bulkhead'] : [name, '--framework', framework];
+        const args = serverArgs(name, framework);
         let server: ServerProcess;
         try {
           server = await startServer(args, serverCpu);

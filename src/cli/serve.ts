@@ -32,6 +32,8 @@ Options:
                                       per request instead (default: db)
   --client-rate <n>                   bounded: tokens per second per client (default: 150)
   --client-burst <n>                  bounded: bucket size per client (default: 15)
+  --limit <n|adaptive>                bounded: requests in flight, or 'adaptive' to learn it
+                                      with a gradientLimit (default: the connections)
   --redis <url>                       bounded: share the per-client quota across replicas
                                       in this Redis (redis://127.0.0.1:6379); needs ioredis
                                       or redis installed
@@ -41,7 +43,9 @@ Options:
   -h, --help                          show this help
 
 Endpoints: every path runs one query and answers {"ok":true}; /healthz answers ok;
-/stats answers the process's RSS and peak RSS, the pool's state and the guard's.
+/stats answers the process's RSS and peak RSS, the pool's state and the guard's;
+/admin/service-ms?ms=300 changes the database's service time from now on (naive, bulkhead
+and bounded on node).
 
 Examples:
   spillway serve bounded --port 8080
@@ -81,6 +85,7 @@ export const serve: Command = {
         work: { type: 'string', default: 'db' },
         'client-rate': { type: 'string' },
         'client-burst': { type: 'string' },
+        limit: { type: 'string' },
         redis: { type: 'string' },
         'redis-prefix': { type: 'string', default: 'spillway-serve' },
         replicas: { type: 'string' },
@@ -108,6 +113,14 @@ export const serve: Command = {
       serviceMs: Math.max(1, positiveInt('service-ms', values['service-ms'], 30)),
       clientRatePerSec: Math.max(1, positiveInt('client-rate', values['client-rate'], 150)),
       clientBurst: Math.max(1, positiveInt('client-burst', values['client-burst'], 15)),
+      ...(values.limit === undefined
+        ? {}
+        : {
+            limit:
+              values.limit === 'adaptive'
+                ? ('adaptive' as const)
+                : Math.max(1, positiveInt('limit', values.limit, 10)),
+          }),
       ...(values.redis === undefined
         ? {}
         : {

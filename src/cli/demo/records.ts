@@ -9,7 +9,23 @@ import type { Scenario } from './scenarios.js';
 /** Capacity of the reference setup: 10 connections / 30 ms. */
 export const capacityPerSec = 10 / 0.03;
 
-export type ServerName = 'naive' | 'bulkhead' | 'bounded';
+export type ServerName = 'naive' | 'bulkhead' | 'bounded' | 'fixed-10' | 'fixed-50' | 'adaptive';
+
+/** The `spillway serve` arguments of each server the demo runs. */
+export function serverArgs(name: ServerName, framework: string): string[] {
+  switch (name) {
+    case 'bulkhead':
+      return ['bulkhead'];
+    case 'fixed-10':
+      return ['bounded', '--limit', '10'];
+    case 'fixed-50':
+      return ['bounded', '--limit', '50'];
+    case 'adaptive':
+      return ['bounded', '--limit', 'adaptive'];
+    default:
+      return [name, '--framework', framework];
+  }
+}
 
 /** How the request sent after the rush fared. */
 export interface NextRequest {
@@ -23,6 +39,8 @@ export interface RunRecord {
   readonly server: ServerName;
   readonly result: LoadResult;
   readonly next: NextRequest | undefined;
+  /** The route's limit every 500 ms (slowdown scenario only). */
+  readonly limitTrace?: readonly number[];
   readonly unloadedMs: number;
   readonly idleRssBytes: number;
   readonly peakRssBytes: number;

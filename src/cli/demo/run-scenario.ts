@@ -61,6 +61,25 @@ export async function runOne(
         }, scenario.durationMs + 100);
       })
     : undefined;
+  // The slowdown: change the database's speed on schedule, and watch the route's limit.
+  const timers: ReturnType<typeof setTimeout>[] = [];
+  const limitTrace: number[] = [];
+  let poll: ReturnType<typeof setInterval> | undefined;
+  const slow = scenario.slowdown;
+  if (slow !== undefined) {
+    const setSpeed = (ms: number) => () => void adminGet(`${target.url}/admin/service-ms?ms=${ms}`);
+    timers.push(setTimeout(setSpeed(slow.serviceMs), slow.atMs));
+    timers.push(setTimeout(setSpeed(30), slow.untilMs));
+    poll = setInterval(() => {
+      target.stats().then(
+        (st) => {
+          const limit = (st as { guard?: { limit?: number } }).guard?.limit;
+          if (typeof limit === 'number' && limitTrace.length < 1_000) limitTrace.push(limit);
+        },
+        () => undefined,
+      );
+    }, 500);
+  }
   const result = await runLoad({
     url: `${target.url}/work`,
     durationMs: scenario.durationMs,
@@ -71,6 +90,8 @@ export async function runOne(
     onWindow: ({ totals }) => progress.update(totals),
   });
   progress.finish();
+  timers.forEach(clearTimeout);
+  if (poll !== undefined) clearInterval(poll);
   const next = probe === undefined ? undefined : probeOutcome(await probe);
   const after = await target.stats();
   const ok = sum(result.groups, (g) => g.ok);
@@ -85,10 +106,22 @@ export async function runOne(
     server,
     result,
     next,
+    ...(slow === undefined ? {} : { limitTrace }),
     unloadedMs,
     idleRssBytes: idle.rssBytes,
     peakRssBytes: after.maxRssBytes,
   };
+}
+
+function adminGet(url: string): Promise<void> {
+  return new Promise((resolve) => {
+    const req = request(url, { agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve());
+    });
+    req.on('error', () => resolve());
+    req.end();
+  });
 }
 
 function medianRequestMs(url: string, n: number): Promise<number> {

@@ -8,13 +8,24 @@ import type { LoadGroup } from '../../load/index.js';
 
 /** One scenario: what to offer and whether to time a request sent after the rush. */
 export interface Scenario {
-  readonly id: 'reference' | 'greedy' | '10x';
+  readonly id: 'reference' | 'greedy' | '10x' | 'slowdown';
   readonly title: string;
   readonly groups: readonly LoadGroup[];
   readonly durationMs: number;
   /** Send one more request 100 ms after the rush and time it (the recovery check). */
   readonly nextRequest: boolean;
+  /** The database slows to `serviceMs` at `atMs` and is fast again at `untilMs`. */
+  readonly slowdown?: {
+    readonly atMs: number;
+    readonly untilMs: number;
+    readonly serviceMs: number;
+  };
+  /** Servers of its own, instead of the demo's naive / bulkhead / bounded. */
+  readonly servers?: readonly string[];
 }
+
+/** Scenarios run unless `--scenarios` says otherwise. */
+export const defaultScenarios = ['reference', 'greedy', '10x'] as const;
 
 /** Callers give up after this long, in every scenario. */
 export const callerDeadlineMs = 1_000;
@@ -26,6 +37,7 @@ export function scenarios(options: { readonly quick: boolean }): Scenario[] {
   // 10× the collapse is immediate.
   const durationMs = 5_000;
   const tenXMs = options.quick ? 2_000 : 5_000;
+  const slowMs = options.quick ? 3_000 : 5_000;
   const clients = (name: string, ratePerSec: number, ms = durationMs): LoadGroup => ({
     name,
     ratePerSec,
@@ -64,6 +76,17 @@ export function scenarios(options: { readonly quick: boolean }): Scenario[] {
       groups: [clients('clients', 3_300, tenXMs)],
       durationMs: tenXMs,
       nextRequest: true,
+    },
+    {
+      id: 'slowdown',
+      title:
+        '200 req/s; the database slows from 30 ms to 300 ms for a third of the run, then recovers',
+      groups: [clients('clients', 200, slowMs * 3)],
+      durationMs: slowMs * 3,
+      nextRequest: false,
+      slowdown: { atMs: slowMs, untilMs: slowMs * 2, serviceMs: 300 },
+      // The pool size as a fixed cap, a cap sized generously, and a limit that learns it.
+      servers: ['fixed-10', 'fixed-50', 'adaptive'],
     },
   ];
 }

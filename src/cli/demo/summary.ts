@@ -58,6 +58,13 @@ export function formatSummary(records: readonly RunRecord[], targets: readonly T
         ]);
       }
     }
+    if (runs.some((r) => r.limitTrace !== undefined)) {
+      // The slowdown: what each server made of the slow third, and where its limit went.
+      rows[0]!.push('ok/s while slow', 'limit (min–max)');
+      for (const [i, r] of runs.entries()) {
+        rows[i + 1]!.push(slowPhaseOkPerSec(r).toFixed(0), traceRange(r.limitTrace));
+      }
+    }
     out.push(alignColumns(rows));
   }
   if (records.some((r) => !r.result.validity.valid)) {
@@ -69,6 +76,23 @@ export function formatSummary(records: readonly RunRecord[], targets: readonly T
   out.push('', 'Targets:');
   for (const t of targets) out.push(`  ${t.pass ? '✓' : '✗'} ${t.name}: ${t.detail}`);
   return out.join('\n');
+}
+
+/** `ok` answers within the deadline per second while the database was slow. */
+export function slowPhaseOkPerSec(r: RunRecord): number {
+  const slow = r.scenario.slowdown;
+  if (slow === undefined) return 0;
+  const from = Math.floor(slow.atMs / 1000);
+  const to = Math.floor(slow.untilMs / 1000);
+  const windows = r.result.windows.slice(from, to);
+  return windows.length === 0 ? 0 : windows.reduce((t, w) => t + w.good, 0) / windows.length;
+}
+
+function traceRange(trace: readonly number[] | undefined): string {
+  if (trace === undefined || trace.length === 0) return '–';
+  const min = Math.min(...trace);
+  const max = Math.max(...trace);
+  return min === max ? String(min) : `${min}–${max}`;
 }
 
 /** The issue's targets, checked against what was measured. */
@@ -126,6 +150,28 @@ export function checkTargets(records: readonly RunRecord[]): Target[] {
       detail: `G ${g.toFixed(2)} (≥ 0.99), ok p99 ${formatMs(p99)} (≤ 80 ms), refusal p99 ${formatMs(refusal)} (≤ 5 ms), RSS +${mb(growth)} over idle (≤ 64 MB)`,
     });
   }
+  const adaptive = find('slowdown', 'adaptive');
+  const oversized = find('slowdown', 'fixed-50');
+  if (adaptive?.limitTrace !== undefined && adaptive.limitTrace.length > 0) {
+    const trace = adaptive.limitTrace;
+    const slow = adaptive.scenario.slowdown!;
+    const at = (ms: number): number => trace[Math.min(trace.length - 1, Math.floor(ms / 500))]!;
+    const before = at(slow.atMs - 500);
+    const during = Math.min(
+      ...trace.slice(Math.floor(slow.atMs / 500), Math.floor(slow.untilMs / 500) + 1),
+    );
+    const after = trace.at(-1)!;
+    const mine = slowPhaseOkPerSec(adaptive);
+    const theirs = oversized === undefined ? undefined : slowPhaseOkPerSec(oversized);
+    targets.push({
+      name: 'the adaptive limit shrinks when the database slows and recovers after',
+      pass: during < before && after > during,
+      detail:
+        `limit ${before} before, ${during} at its lowest while slow, ${after} after; ` +
+        `ok/s while slow ${mine.toFixed(0)}` +
+        (theirs === undefined ? '' : ` (a fixed cap of 50: ${theirs.toFixed(0)})`),
+    });
+  }
   return targets;
 }
 
@@ -148,6 +194,9 @@ export function toJson(
       idleRssBytes: r.idleRssBytes,
       peakRssBytes: r.peakRssBytes,
       nextRequest: r.next ?? null,
+      ...(r.limitTrace === undefined
+        ? {}
+        : { limitTrace: r.limitTrace, okPerSecWhileSlow: slowPhaseOkPerSec(r) }),
       groups: r.result.groups.map((g) => ({
         name: g.name,
         sent: g.sent,

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type createExpress from 'express';
 import type createFastify from 'fastify';
 import type * as Cockatiel from 'cockatiel';
-import type { RateStore } from '../../index.js';
+import { gradientLimit, type RateStore } from '../../index.js';
 import type { AdmissionOptions, RequestContext } from '../../node/index.js';
 import { admission } from '../../node/index.js';
 import { simulatedDatabase, type SimulatedDatabase } from './simulated-database.js';
@@ -37,12 +37,27 @@ export interface ReferenceOptions {
    * `local` failure policy; in memory when absent.
    */
   readonly redis?: { readonly url: string; readonly prefix: string; readonly replicas: number };
+  /**
+   * The bounded server's concurrency limit: a fixed number (the pool size is the right one
+   * while the database answers in `serviceMs`), or `adaptive` (a `gradientLimit` that learns
+   * it; the pool then keeps a wait list of its own, as real pools do). @default connections
+   */
+  readonly limit?: number | 'adaptive';
 }
 
 /** The reference `bounded` setup of the contract (DESIGN §1, issue: HTTP). */
 export function boundedOptions(o: ReferenceOptions, store?: RateStore): AdmissionOptions {
   return {
-    limit: o.connections,
+    limit:
+      o.limit === 'adaptive'
+        ? gradientLimit({
+            initialLimit: o.connections,
+            minLimit: 2,
+            maxLimit: o.connections * 5,
+            minWindowMs: 100,
+            maxWindowMs: 250,
+          })
+        : (o.limit ?? o.connections),
     maxQueue: 10,
     maxQueueWaitMs: 50,
     // Per-client buckets keyed on x-client-id — trusted here because the demo's clients set it;
@@ -58,7 +73,7 @@ export function boundedOptions(o: ReferenceOptions, store?: RateStore): Admissio
       return typeof id === 'string' ? id : undefined;
     },
     deadlineMs: 1_000,
-    exempt: ['/healthz', '/stats'],
+    exempt: ['/healthz', '/stats', '/admin/service-ms'],
     penaltyBox: false,
   };
 }
@@ -72,11 +87,20 @@ function spin(ms: number): void {
 
 const okBody = '{"ok":true}';
 
+/** `/admin/service-ms?ms=300` changes the database's speed mid-run (the demo's slowdown). */
+function adminRoute(db: SimulatedDatabase, req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.url?.startsWith('/admin/service-ms') !== true) return false;
+  const ms = Number(new URL(req.url, 'http://localhost').searchParams.get('ms'));
+  if (Number.isFinite(ms) && ms >= 1 && ms <= 60_000) db.setServiceMs(ms);
+  res.end(JSON.stringify({ serviceMs: db.serviceMs }));
+  return true;
+}
+
 function stats(db: SimulatedDatabase, guardStats?: () => unknown): string {
   return JSON.stringify({
     rssBytes: process.memoryUsage.rss(),
     maxRssBytes: process.resourceUsage().maxRSS * 1024,
-    db: { busy: db.busy, waiting: db.waiting, served: db.served },
+    db: { busy: db.busy, waiting: db.waiting, served: db.served, serviceMs: db.serviceMs },
     guard: guardStats?.() ?? null,
   });
 }
@@ -89,7 +113,9 @@ export async function startReferenceServer(
   const db = simulatedDatabase({
     connections: o.connections,
     serviceMs: o.serviceMs,
-    maxWaiting: o.mode === 'naive' ? Infinity : o.connections,
+    // The naive pool waits without bound (its point); with an explicit --limit the pool keeps a
+    // wait list of its own, as real pools do, so a cap above the pool size queues there.
+    maxWaiting: o.mode === 'naive' ? Infinity : o.limit === undefined ? o.connections : 1_000,
   });
   const work = async (signal: AbortSignal | undefined): Promise<void> => {
     if (o.work === 'cpu') spin(o.serviceMs);
@@ -108,6 +134,7 @@ export async function startReferenceServer(
     handler = (req, res) => {
       if (req.url === '/healthz') return void res.end('ok');
       if (req.url === '/stats') return void res.end(stats(db));
+      if (adminRoute(db, req, res)) return;
       work(undefined).then(
         () => res.writeHead(200, ['content-type', 'application/json']).end(okBody),
         () => res.writeHead(500).end(),
@@ -119,6 +146,7 @@ export async function startReferenceServer(
     handler = guard.handle(async (req, res, ctx: RequestContext) => {
       if (req.url === '/stats') return void res.end(stats(db, () => guard.stats()));
       if (req.url === '/healthz') return void res.end('ok');
+      if (adminRoute(db, req, res)) return;
       await work(ctx.signal);
       res.writeHead(200, ['content-type', 'application/json']).end(okBody);
     });
@@ -195,6 +223,7 @@ async function bulkheadHandler(
   return (req, res) => {
     if (req.url === '/healthz') return void res.end('ok');
     if (req.url === '/stats') return void res.end(stats(p.db));
+    if (adminRoute(p.db, req, res)) return;
     policy
       .execute(() => p.work(undefined))
       .then(

@@ -26,6 +26,10 @@ export interface SimulatedDatabase {
   readonly busy: number;
   readonly waiting: number;
   readonly served: number;
+  /** The service time now, in ms. */
+  readonly serviceMs: number;
+  /** Changes the service time of queries that start from now on (a bad query plan, say). */
+  setServiceMs(ms: number): void;
 }
 
 /** Thrown when the wait list is full. */
@@ -35,7 +39,8 @@ export class PoolExhaustedError extends Error {
 
 /** Creates the pool. */
 export function simulatedDatabase(options: SimulatedDatabaseOptions): SimulatedDatabase {
-  const { connections, serviceMs, maxWaiting } = options;
+  const { connections, maxWaiting } = options;
+  let serviceMs = options.serviceMs;
   let busy = 0;
   let served = 0;
   // FIFO of waiters; bounded by maxWaiting (Infinity only for the naive baseline).
@@ -91,6 +96,12 @@ export function simulatedDatabase(options: SimulatedDatabaseOptions): SimulatedD
     },
     get served() {
       return served;
+    },
+    get serviceMs() {
+      return serviceMs;
+    },
+    setServiceMs(ms) {
+      if (Number.isFinite(ms) && ms >= 1) serviceMs = ms;
     },
     async query(signal) {
       signal?.throwIfAborted();
