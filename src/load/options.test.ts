@@ -14,7 +14,11 @@ describe('resolveOptions', () => {
       // 500/s held for the whole 10 s default deadline, × 1.25, + 32
       maxConnections: 6282,
       maxInFlight: 12_564,
-      warmConnections: 14,
+      // 100 ms of arrivals + 4: what a server that stalls for 100 ms leaves waiting
+      warmConnections: 54,
+      // a new connection per arrival twice over, in bursts of at most 128
+      maxNewConnectionsPerSec: 1000,
+      connectBurst: 128,
       drainMs: 11_000,
       label: 'http://127.0.0.1:8080/work',
       validity: { maxLagP99Ms: 5, maxCpuPercent: 90, maxDroppedFraction: 0 },
@@ -54,6 +58,25 @@ describe('resolveOptions', () => {
     expect(o.groups[1]!.requests[42]!.toString()).toContain('x-client: p42\r\n');
     expect(o.groups[1]!.requests[42]!.toString()).toContain('x-run: 1\r\n');
     expect(o.groups[2]).toMatchObject({ deadlineMs: 0, goodWithinMs: Infinity, maxRequests: 1 });
+  });
+
+  it('bounds new connections by the rate, at most 5000/s, and not at all per request', () => {
+    expect(resolveOptions({ url, ratePerSec: 20_000, durationMs: 1 })).toMatchObject({
+      warmConnections: 2004,
+      maxNewConnectionsPerSec: 5000,
+      connectBurst: 128,
+    });
+    expect(resolveOptions({ url, ratePerSec: 10, durationMs: 1 })).toMatchObject({
+      warmConnections: 5,
+      maxNewConnectionsPerSec: 20,
+      connectBurst: 20,
+    });
+    expect(
+      resolveOptions({ url, ratePerSec: 10, durationMs: 1, maxNewConnectionsPerSec: Infinity }),
+    ).toMatchObject({ maxNewConnectionsPerSec: Infinity });
+    expect(resolveOptions({ url, ratePerSec: 10, durationMs: 1, connection: 'new' })).toMatchObject(
+      { warmConnections: 0, maxNewConnectionsPerSec: Infinity },
+    );
   });
 
   it('refuses bad options, naming the option and the value', () => {
@@ -103,6 +126,10 @@ describe('resolveOptions', () => {
         /`groups\[0\]\.headers` to be valid header names/,
       ],
       [{ url, ratePerSec: 1, durationMs: 1, connection: 'close' as 'new' }, /`connection`/],
+      [
+        { url, ratePerSec: 1, durationMs: 1, maxNewConnectionsPerSec: 0 },
+        /`maxNewConnectionsPerSec` to be a finite number greater than 0, got 0/,
+      ],
     ];
     for (const [options, message] of cases) {
       expect(() => resolveOptions(options)).toThrow(SpillwayConfigError);

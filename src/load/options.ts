@@ -99,13 +99,30 @@ export interface LoadOptions {
    */
   readonly maxConnections?: number;
   /**
-   * Connections opened before the schedule starts (keep-alive only), so the first second does
-   * not pay for connects. @default Σ rate × 20 ms + 4 (what a server answering in 20 ms keeps busy), ≤ maxConnections
+   * Connections opened before the schedule starts (keep-alive only), and kept alive as a
+   * reserve for the whole run: a server that stalls for up to 100 ms leaves that many arrivals
+   * without an answer, and each of them needs a connection of its own.
+   * @default Σ rate × 100 ms + 4, ≤ maxConnections
    */
   readonly warmConnections?: number;
+  /**
+   * New connections opened per second at most while the schedule runs (keep-alive only; the
+   * warm connections are not counted), in bursts of up to 128. An arrival that
+   * finds every connection busy when this budget is spent is `dropped` (`connect rate`), never
+   * queued: after a stall longer than the reserve covers, a flood of connects would cost the
+   * server more than the requests do (each one accepted and set up, maybe past its listen
+   * backlog) and stall it again.
+   * `Infinity` for no limit.
+   * @default 2 × Σ rate, at most 5000 (a Node server accepts ~20,000 connections/s per core)
+   */
+  readonly maxNewConnectionsPerSec?: number;
   /** Most requests in flight, counting those waiting to retry. @default 2 × maxConnections */
   readonly maxInFlight?: number;
-  /** Close pooled connections idle this long (below the server's keep-alive timeout). @default 4000 */
+  /**
+   * Idle connections beyond the warm reserve close after idling this long (below the server's
+   * keep-alive timeout), a few at a time; the reserve's oldest connection is used next once it
+   * has idled half as long, so neither end closes the reserve as idle. @default 4000
+   */
   readonly idleTimeoutMs?: number;
   /** After the schedule ends, wait at most this long for answers. @default the longest deadline × (retries + 1) + 1000, or 10000 */
   readonly drainMs?: number;
@@ -159,6 +176,9 @@ export interface ResolvedOptions {
   readonly connection: 'keep-alive' | 'new';
   readonly maxConnections: number;
   readonly warmConnections: number;
+  /** `Infinity` in `new` connection mode. */
+  readonly maxNewConnectionsPerSec: number;
+  readonly connectBurst: number;
   readonly maxInFlight: number;
   readonly idleTimeoutMs: number;
   readonly drainMs: number;
@@ -171,6 +191,12 @@ export interface ResolvedOptions {
 }
 
 const maxGroups = 1000;
+/**
+ * Most new connections at once within `maxNewConnectionsPerSec`: a quarter of Node's default
+ * listen backlog (511), so a burst of connects cannot overflow a stalled server's accept queue
+ * (the kernel then drops the SYNs, and those connections wait a second or more).
+ */
+const maxConnectBurst = 128;
 const maxClients = 10_000;
 
 /** Applies defaults and validates; throws {@link SpillwayConfigError} naming the option. */
@@ -300,6 +326,15 @@ export function resolveOptions(input: LoadOptions): ResolvedOptions {
     ...groups.map((g) => (g.deadlineMs > 0 ? g.deadlineMs * attempts(g) + 1000 : 10_000)),
   );
   const validity = optionsObject('validity', options.validity);
+  const maxNewConnectionsPerSec =
+    connection === 'new'
+      ? Number.POSITIVE_INFINITY
+      : options.maxNewConnectionsPerSec === Number.POSITIVE_INFINITY
+        ? Number.POSITIVE_INFINITY
+        : positiveNumber(
+            'maxNewConnectionsPerSec',
+            options.maxNewConnectionsPerSec ?? Math.min(2 * totalRate, 5000),
+          );
   return {
     url,
     host: url.hostname.replace(/^\[|\]$/g, ''),
@@ -315,9 +350,11 @@ export function resolveOptions(input: LoadOptions): ResolvedOptions {
             maxConnections,
             nonNegativeInteger(
               'warmConnections',
-              options.warmConnections ?? Math.ceil(totalRate * 0.02) + 4,
+              options.warmConnections ?? Math.ceil(totalRate * 0.1) + 4,
             ),
           ),
+    maxNewConnectionsPerSec,
+    connectBurst: Math.min(maxNewConnectionsPerSec, maxConnectBurst),
     maxInFlight: positiveInteger('maxInFlight', options.maxInFlight ?? 2 * maxConnections),
     idleTimeoutMs: positiveNumber('idleTimeoutMs', options.idleTimeoutMs ?? 4000),
     drainMs: nonNegativeNumber('drainMs', options.drainMs ?? drainDefault),

@@ -57,6 +57,7 @@ export class GroupRecorder {
   readonly rejectedByStatus = new Map<string, number>();
   readonly errorsByStatus = new Map<string, number>();
   readonly networkByReason = new Map<string, number>();
+  readonly droppedByReason = new Map<string, number>();
   rejectedWithoutRetryAfter = 0;
   readonly latency: Partial<Record<Timed, RecordableHistogram>> = {};
   #okFromSend: RecordableHistogram | undefined;
@@ -105,7 +106,10 @@ export class GroupRecorder {
       this.totals.good++;
       this.window.good++;
     }
-    if (outcome === 'dropped') return;
+    if (outcome === 'dropped') {
+      bump(this.droppedByReason, end.reason, maxReasons);
+      return;
+    }
     recordMs((this.latency[outcome] ??= latencyHistogram()), end.latencyMs);
     if (outcome === 'ok') {
       recordMs((this.#okFromSend ??= latencyHistogram()), end.fromSendMs);
@@ -197,6 +201,7 @@ export function buildStats(input: {
     rejectedByStatus: sumMaps((r) => r.rejectedByStatus),
     errorsByStatus: sumMaps((r) => r.errorsByStatus),
     networkByReason: sumMaps((r) => r.networkByReason),
+    droppedByReason: sumMaps((r) => r.droppedByReason),
     retryAfterMs: merge((r) => r.retryAfter),
     rejectedWithoutRetryAfter,
     attemptOutcomes: attemptOutcomes,

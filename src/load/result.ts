@@ -73,6 +73,12 @@ export interface GroupStats extends WindowCounts {
   readonly errorsByStatus: Readonly<Record<string, number>>;
   /** Network failures by reason (`ECONNREFUSED`, `ECONNRESET`, `closed before responding` …). */
   readonly networkByReason: Readonly<Record<string, number>>;
+  /**
+   * Dropped arrivals by reason: `connection cap` (every connection busy at `maxConnections`),
+   * `connect rate` (no idle connection, and `maxNewConnectionsPerSec` spent), `in-flight cap`
+   * (`maxInFlight` reached), `deadline passed` (it could not be sent before its deadline).
+   */
+  readonly droppedByReason: Readonly<Record<string, number>>;
   /** `Retry-After` of rejections, in ms. */
   readonly retryAfterMs: LatencySummary | undefined;
   /** Rejections that carried no (readable) `Retry-After`. */
@@ -150,6 +156,8 @@ export interface LoadResult {
   readonly windowsDropped: number;
   /** Most connections open at once. */
   readonly peakConnections: number;
+  /** Connections opened in all, the warm ones included (a keep-alive run needs few). */
+  readonly connectionsOpened: number;
   /** Requests re-sent on a fresh connection because a pooled one had been closed by the server. */
   readonly staleReconnects: number;
   readonly validity: Validity;

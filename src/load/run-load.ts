@@ -12,7 +12,7 @@ import { arch, cpus, loadavg } from 'node:os';
 import { performance, type RecordableHistogram } from 'node:perf_hooks';
 import { arrivalSchedule, seededRandom } from './arrivals.js';
 import type { Connection } from './connection.js';
-import { ConnectionPool, type PoolListener } from './connection-pool.js';
+import { ConnectionPool, type NoConnection, type PoolListener } from './connection-pool.js';
 import { latencyHistogram, percentileMs, recordMs } from './latency-histogram.js';
 import {
   resolveOptions,
@@ -45,8 +45,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   return run.run();
 }
 
-/** Stop a batch of catch-up sends here and let I/O in. */
-const maxBatch = 4096;
+/** Longest run of sends before I/O is let in (a batch of late arrivals is sent in slices). */
+const sliceMs = 1;
 
 interface GroupState {
   readonly config: ResolvedGroup;
@@ -57,6 +57,9 @@ interface GroupState {
   count: number;
   client: number;
 }
+
+/** Why an arrival was dropped (the keys of `droppedByReason`). */
+type DropReason = NoConnection | 'in-flight cap' | 'deadline passed';
 
 /** One request, through all its attempts. */
 interface Request {
@@ -127,6 +130,9 @@ class LoadRun implements PoolListener {
       maxConnections: options.maxConnections,
       reuse: options.connection === 'keep-alive',
       idleTimeoutMs: options.idleTimeoutMs,
+      reserve: options.warmConnections,
+      maxNewPerSec: options.maxNewConnectionsPerSec,
+      connectBurst: options.connectBurst,
       listener: this,
     });
   }
@@ -163,40 +169,61 @@ class LoadRun implements PoolListener {
     this.#endSchedule();
   };
 
-  /** Sends every arrival that is due, then sleeps until the next one. */
+  /**
+   * Sends every arrival that is due, then sleeps until the next one. A batch of late arrivals
+   * (after a stall) is sent in slices of at most `sliceMs`, with I/O let in between: responses
+   * read meanwhile hand their connections back, so the batch reuses them instead of opening
+   * new ones, and the answers' latency is not held up behind the batch.
+   */
   readonly #tick = (): void => {
     this.#tickTimer = undefined;
-    let budget = maxBatch;
+    const sliceEnd = this.#now() + sliceMs;
     // Arrivals count in the window of their intended time: send what is due in the current
     // window, close it when its end has passed, and go on with the next.
+    let caughtUp: boolean;
     for (;;) {
-      budget = this.#sendDue(this.#windowEndMs, budget);
-      if (budget <= 0 || this.#now() < this.#windowEndMs) break;
+      caughtUp = this.#sendDue(this.#windowEndMs, sliceEnd);
+      if (!caughtUp || this.#now() < this.#windowEndMs) break;
       this.#closeWindow();
     }
-    let earliest = Number.POSITIVE_INFINITY;
-    for (const g of this.#groups) if (g.nextAt < earliest) earliest = g.nextAt;
+    const earliest = this.#earliestArrival();
     if (earliest === Number.POSITIVE_INFINITY) {
       this.#endSchedule();
       return;
     }
-    const wait = budget <= 0 ? 0 : earliest - this.#now();
+    const wait = caughtUp ? earliest - this.#now() : 0;
     // Timers have ~1 ms granularity: whatever falls due meanwhile goes out in the next batch,
     // and its lateness is measured as schedule lag, never hidden.
     this.#tickTimer = wait <= 0 ? setImmediate(this.#tick) : setTimeout(this.#tick, wait);
   };
 
-  /** Sends arrivals due by now and intended before `beforeMs`; returns the budget left. */
-  #sendDue(beforeMs: number, budget: number): number {
+  #earliestArrival(): number {
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const g of this.#groups) if (g.nextAt < earliest) earliest = g.nextAt;
+    return earliest;
+  }
+
+  #cancelTick(): void {
+    if (this.#tickTimer === undefined) return;
+    clearTimeout(this.#tickTimer as NodeJS.Timeout);
+    clearImmediate(this.#tickTimer as NodeJS.Immediate);
+    this.#tickTimer = undefined;
+  }
+
+  /**
+   * Sends arrivals due by now and intended before `beforeMs`, until `sliceEnd`. Returns whether
+   * it caught up (false: time ran out with arrivals still due).
+   */
+  #sendDue(beforeMs: number, sliceEnd: number): boolean {
+    let now = this.#now();
     for (const g of this.#groups) {
-      let now = this.#now();
-      while (g.nextAt <= now && g.nextAt < beforeMs && budget > 0) {
+      while (g.nextAt <= now && g.nextAt < beforeMs) {
+        if (now >= sliceEnd) return false;
         this.#arrive(g, now);
-        budget--;
         now = this.#now();
       }
     }
-    return budget;
+    return true;
   }
 
   #arrive(g: GroupState, now: number): void {
@@ -214,11 +241,12 @@ class LoadRun implements PoolListener {
     recordMs(this.#windowLag, lagMs);
     const bytes = config.requests[g.client]!;
     g.client = g.client + 1 === config.clients ? 0 : g.client + 1;
-    if (
-      this.#live.size >= this.#o.maxInFlight ||
-      (config.deadlineMs > 0 && lagMs >= config.deadlineMs)
-    ) {
-      this.#dropped(g);
+    if (this.#live.size >= this.#o.maxInFlight) {
+      this.#dropped(g, 'in-flight cap');
+      return;
+    }
+    if (config.deadlineMs > 0 && lagMs >= config.deadlineMs) {
+      this.#dropped(g, 'deadline passed');
       return;
     }
     const request: Request = {
@@ -240,26 +268,26 @@ class LoadRun implements PoolListener {
     this.#send(request, now);
   }
 
-  #dropped(g: GroupState): void {
+  #dropped(g: GroupState, reason: DropReason): void {
     g.recorder.finished({
       outcome: 'dropped',
       latencyMs: 0,
       good: false,
       status: 0,
       retryAfterMs: undefined,
-      reason: '',
+      reason,
       fromSendMs: 0,
     });
   }
 
   /** Writes the request's next attempt, or ends it when no connection can be had. */
   #send(request: Request, now: number): void {
-    const connection = this.#pool.acquire();
+    const connection = this.#pool.acquire(now);
     const g = request.group;
-    if (connection === undefined) {
+    if (typeof connection === 'string') {
       if (request.attempts === 0) {
         this.#live.delete(request);
-        this.#dropped(g);
+        this.#dropped(g, connection);
       } else {
         g.recorder.attemptEnded('dropped');
         this.#finish(request, now);
@@ -322,8 +350,8 @@ class LoadRun implements PoolListener {
       // A pooled connection the server had already closed: what any keep-alive client does is
       // send again on a fresh one, once; it is not the server refusing this request.
       request.staleRetried = true;
-      const fresh = this.#pool.acquire(true);
-      if (fresh !== undefined) {
+      const fresh = this.#pool.acquire(this.#now(), true);
+      if (typeof fresh !== 'string') {
         this.#staleReconnects++;
         request.connection = fresh;
         fresh.send(request.bytes, request.group.config.noBody, request);
@@ -404,11 +432,7 @@ class LoadRun implements PoolListener {
     if (this.#scheduleDone) return;
     this.#scheduleDone = true;
     this.#input.signal?.removeEventListener('abort', this.#abort);
-    if (this.#tickTimer !== undefined) {
-      clearTimeout(this.#tickTimer as NodeJS.Timeout);
-      clearImmediate(this.#tickTimer as NodeJS.Immediate);
-      this.#tickTimer = undefined;
-    }
+    this.#cancelTick();
     const cpu = process.cpuUsage(this.#cpu0);
     const wallMs = Math.max(this.#now(), 1);
     this.#cpuPercent = ((cpu.user + cpu.system) / 1000 / wallMs) * 100;
@@ -423,8 +447,13 @@ class LoadRun implements PoolListener {
       this.#windowTimer = setTimeout(this.#onWindowTimer, early);
       return;
     }
-    if (!this.#scheduleDone) this.#sendDue(this.#windowEndMs, maxBatch);
-    this.#closeWindow();
+    if (this.#scheduleDone) {
+      this.#closeWindow();
+      return;
+    }
+    // The tick sends what is still due in this window and closes it (in slices, if late).
+    this.#cancelTick();
+    this.#tick();
   };
 
   /** Closes one 1-second window: totals of every group, and the window's percentiles. */
@@ -551,6 +580,7 @@ class LoadRun implements PoolListener {
       windows: this.#windows,
       windowsDropped: this.#windowsDropped,
       peakConnections: this.#pool.peak,
+      connectionsOpened: this.#pool.opened,
       staleReconnects: this.#staleReconnects,
       validity: assessValidity({
         scheduleLagMs: {
@@ -561,6 +591,7 @@ class LoadRun implements PoolListener {
         cpuPercent: this.#cpuPercent,
         offered: totals.offered,
         dropped: totals.dropped,
+        droppedByReason: totals.droppedByReason,
         thresholds: o.validity,
       }),
       machine: {

@@ -26,7 +26,7 @@ describe('assessValidity', () => {
     expect(v.reasons).toEqual([
       'schedule lag p99 12.3 ms > 5 ms: the generator fell behind its schedule',
       'generator CPU 97 % > 90 %: the generator may be the bottleneck',
-      '5 of 1000 requests dropped (0.50 %): the connection or in-flight cap was reached, or a deadline passed before sending',
+      '5 of 1000 requests dropped (0.50 %): the connection or in-flight cap was reached, the new-connection budget was spent, or a deadline passed before sending',
     ]);
   });
 
@@ -38,6 +38,17 @@ describe('assessValidity', () => {
     });
     expect(v.reasons).toEqual([
       'schedule lag p99 40.0 ms > 5 ms: the generator fell behind its schedule while using little CPU itself (the machine was busy)',
+    ]);
+  });
+
+  it('says why requests were dropped, most frequent reason first', () => {
+    const v = assessValidity({
+      ...clean,
+      dropped: 5,
+      droppedByReason: { 'connection cap': 2, 'connect rate': 3 },
+    });
+    expect(v.reasons).toEqual([
+      '5 of 1000 requests dropped (0.50 %): 3 connect rate (no idle connection and the new-connection budget spent), 2 connection cap (every connection busy at the connection cap)',
     ]);
   });
 

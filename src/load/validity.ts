@@ -12,8 +12,18 @@ export interface ValidityInput {
   readonly cpuPercent: number;
   readonly offered: number;
   readonly dropped: number;
+  /** Dropped arrivals by reason (`connection cap`, `connect rate`, …), to say why. */
+  readonly droppedByReason?: Readonly<Record<string, number>>;
   readonly thresholds: Validity['thresholds'];
 }
+
+/** What each drop reason means, in words. */
+const dropMeaning: Readonly<Record<string, string>> = {
+  'connection cap': 'every connection busy at the connection cap',
+  'connect rate': 'no idle connection and the new-connection budget spent',
+  'in-flight cap': 'the in-flight cap reached',
+  'deadline passed': 'its deadline passed before it could be sent',
+};
 
 const fmt = (n: number, digits = 1): string => n.toFixed(digits);
 
@@ -36,9 +46,13 @@ export function assessValidity(input: ValidityInput): Validity {
     );
   }
   if (droppedFraction > t.maxDroppedFraction) {
+    const byReason = Object.entries(input.droppedByReason ?? {}).sort((a, b) => b[1] - a[1]);
+    const why =
+      byReason.length === 0
+        ? 'the connection or in-flight cap was reached, the new-connection budget was spent, or a deadline passed before sending'
+        : byReason.map(([k, n]) => `${n} ${k} (${dropMeaning[k] ?? k})`).join(', ');
     reasons.push(
-      `${input.dropped} of ${input.offered} requests dropped (${fmt(droppedFraction * 100, 2)} %): ` +
-        'the connection or in-flight cap was reached, or a deadline passed before sending',
+      `${input.dropped} of ${input.offered} requests dropped (${fmt(droppedFraction * 100, 2)} %): ${why}`,
     );
   }
   return {

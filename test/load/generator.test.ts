@@ -202,8 +202,51 @@ describe('runLoad: outcomes', () => {
     expect(result.totals.timeout + result.totals.dropped).toBe(50);
     expect(result.totals.dropped).toBeGreaterThanOrEqual(40);
     expect(result.peakConnections).toBeLessThanOrEqual(2);
+    expect(result.totals.droppedByReason).toEqual({ 'connection cap': result.totals.dropped });
     expect(result.validity.valid).toBe(false);
-    expect(result.validity.reasons.join()).toMatch(/requests dropped/);
+    expect(result.validity.reasons.join()).toMatch(/requests dropped .*connection cap/);
+  });
+
+  it('connect rate: when no connection comes free, new ones open within the budget and the rest are dropped', async () => {
+    const server = await serve(() => undefined); // never answers: every arrival needs a connection
+    const result = await runLoad({
+      url: server.url,
+      ratePerSec: 500,
+      durationMs: 1000,
+      deadlineMs: 5000,
+      drainMs: 100,
+      warmConnections: 10,
+      maxNewConnectionsPerSec: 50,
+    });
+    // 10 warm, a burst of 50, then 50/s for a second: about 110 sent, the rest dropped.
+    expect(result.totals.offered).toBe(500);
+    expect(result.connectionsOpened).toBeGreaterThanOrEqual(100);
+    expect(result.connectionsOpened).toBeLessThanOrEqual(115);
+    expect(result.totals.sent).toBe(result.connectionsOpened);
+    expect(result.totals.droppedByReason).toEqual({ 'connect rate': 500 - result.totals.sent });
+    expect(result.validity.reasons.join()).toMatch(/connect rate \(no idle connection/);
+  });
+
+  it("sends a stall's backlog in slices, reusing the connections its answers free", async () => {
+    const server = await startStallingServer({ stallAt: Number.MAX_SAFE_INTEGER, stallMs: 0 });
+    servers.push(server);
+    let stalled = false;
+    const result = await runLoad({
+      url: server.url,
+      ratePerSec: 2000,
+      durationMs: 2000,
+      warmConnections: 20,
+      maxNewConnectionsPerSec: Infinity,
+      onWindow: () => {
+        if (stalled) return;
+        stalled = true;
+        const until = performance.now() + 300;
+        while (performance.now() < until); // 600 arrivals fall due meanwhile
+      },
+    });
+    expect(result.totals.ok).toBe(4000);
+    // Sent all at once, the backlog would need a connection each.
+    expect(result.connectionsOpened).toBeLessThan(400);
   });
 });
 
@@ -222,6 +265,31 @@ describe('runLoad: connections', () => {
     });
     expect(fresh.totals.ok).toBe(100);
     expect(server.connections).toBe(100);
+  });
+
+  it('keeps the warm reserve open at both ends for the whole run', async () => {
+    let n = 0;
+    // Slow at first, so every warm connection carries a request; fast from then on, so one
+    // connection could carry them all and the rest would idle.
+    const server = await serve((_req, res) => {
+      if (++n <= 8) setTimeout(() => res.end('ok'), 150);
+      else res.end('ok');
+    });
+    server.server.keepAliveTimeout = 1000; // the server closes connections idle for 1 s
+    const result = await runLoad({
+      url: server.url,
+      ratePerSec: 40,
+      durationMs: 3500,
+      warmConnections: 6,
+      idleTimeoutMs: 1200, // so the reserve's oldest goes out after idling 600 ms
+    });
+    expect(result.totals.ok).toBe(140);
+    // One connection could carry every request after the start; the reserve stays in use just
+    // enough that the server never closes it (a surplus connection opened at the start may age
+    // out).
+    const connections = result.windows.map((w) => w.connections);
+    expect(connections.every((c) => c >= 6)).toBe(true);
+    expect(result.staleReconnects).toBe(0);
   });
 
   it('re-sends once on a fresh connection when the server closed a pooled one', async () => {
