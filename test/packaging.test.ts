@@ -25,7 +25,12 @@ beforeAll(async () => {
   });
   const tarball = join(project, stdout.trim().split('\n').pop()!);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
-  await run('npm', ['install', '--no-audit', '--no-fund', '--offline', tarball], { cwd: project });
+  // --prefer-offline, not --offline: `npm ci` caches the tarballs it installs but not the
+  // registry metadata that resolving the package's own dependencies (uplot) needs, so on a
+  // fresh machine an offline install fails with ENOTCACHED.
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], {
+    cwd: project,
+  });
 }, 120_000);
 afterAll(() => rmSync(project, { recursive: true, force: true }));
 
