@@ -19,6 +19,7 @@ describe('parseLoadArgs', () => {
       retry: { kind: 'none' },
       connection: 'keep-alive',
       seed: 1,
+      warmupMs: 0,
     });
     expect(json).toBe(false);
     expect(reportFile).toBeUndefined();
@@ -52,6 +53,8 @@ describe('parseLoadArgs', () => {
       '9',
       '--label',
       'mine',
+      '--warmup',
+      '2s',
       '--json',
       '--report',
       'out.html',
@@ -68,6 +71,7 @@ describe('parseLoadArgs', () => {
       retry: { kind: 'backoff', retries: 3, baseMs: 200 },
       seed: 9,
       label: 'mine',
+      warmupMs: 2000,
     });
     expect(json).toBe(true);
     expect(reportFile).toBe('out.html');
@@ -140,6 +144,10 @@ describe('parseLoadArgs', () => {
       [
         [url, '-g', 'a:1:oops'],
         "--group 'a:1:oops': fields: expected key=value pairs after 'name:rate', got 'oops'",
+      ],
+      [
+        [url, '--rate', '1', '--warmup', 'soon'],
+        "--warmup: expected a duration like '10s', '500ms' or '2m', got 'soon'",
       ],
       [[url, '--rate', '1', '--frobnicate'], "Unknown option '--frobnicate'"],
     ];

@@ -19,6 +19,7 @@ export interface LoadCommandArgs {
 const flags = {
   rate: { type: 'string', short: 'r' },
   duration: { type: 'string', short: 'd', default: '10s' },
+  warmup: { type: 'string', default: '0' },
   arrival: { type: 'string', default: 'constant' },
   connections: { type: 'string', short: 'c' },
   'new-connection': { type: 'boolean', default: false },
@@ -171,6 +172,7 @@ export function parseLoadArgs(argv: readonly string[]): LoadCommandArgs {
   const options: Record<string, unknown> = {
     url,
     durationMs: parseDurationMs('--duration', values.duration),
+    warmupMs: values.warmup.trim() === '0' ? 0 : parseDurationMs('--warmup', values.warmup),
     arrival: arrival('--arrival', values.arrival),
     deadlineMs: nonNegative('--deadline-ms', values['deadline-ms']),
     method: values.method,

@@ -21,6 +21,9 @@ closed) or dropped (the generator could not send it). See docs/load.md.
 Load:
   -r, --rate <n>             requests per second (one stream; or use --group)
   -d, --duration <time>      how long to send: 10s, 500ms, 2m (default 10s)
+      --warmup <time>        first send at the same rates for this long, over the same
+                             connections, and record none of it, so start-up costs on
+                             either side are not charged to the run (default 0)
       --arrival <kind>       constant (evenly spaced) or poisson (random) (default constant)
   -g, --group <spec>         a stream of its own, repeatable:
                              name:rate[:key=value...] where key is clients, path, method,
@@ -73,6 +76,10 @@ export const command: Command = {
     const controller = new AbortController();
     const onSigint = (): void => controller.abort();
     process.once('SIGINT', onSigint);
+    const warmupMs = args.options.warmupMs ?? 0;
+    if (warmupMs > 0) {
+      process.stderr.write(`warming up for ${warmupMs / 1000} s (not recorded) …\n`);
+    }
     let result;
     try {
       result = await runLoad({

@@ -174,11 +174,12 @@ export class ConnectionPool implements ConnectionOwner {
   }
 
   /**
-   * Opens up to `count` connections before the schedule starts, so the first second does not
-   * pay for connects the steady state never needs: in chunks, paced so that the server's
-   * listen backlog never overflows. Waits at most `timeoutMs` in all.
+   * Opens up to `count` connections before the schedule starts (at `now`, the run's clock), so
+   * the first second does not pay for connects the steady state never needs: in chunks, paced
+   * so that the server's listen backlog never overflows. Waits at most `timeoutMs` in all.
    */
   async warm(count: number, timeoutMs: number, now: number): Promise<void> {
+    this.#tokensAt = now; // the connect budget counts from the start of the schedule
     const opened: Connection[] = [];
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;

@@ -70,6 +70,13 @@ export interface LoadOptions {
   readonly url: string | URL;
   /** How long arrivals are scheduled, in ms (in-flight requests then drain). */
   readonly durationMs: number;
+  /**
+   * Before the measured schedule, send for this long at the same rates over the same
+   * connections, and record nothing of it: so neither side's start-up (JIT compilation,
+   * per-connection set-up, heaps growing to size) is charged to the first second. Groups that
+   * start later or send a fixed number of requests do not take part. @default 0
+   */
+  readonly warmupMs?: number;
   /** Shorthand for one group at this rate. Give this or `groups`. */
   readonly ratePerSec?: number;
   /** Several streams in one run, each with its own rate, headers and deadline. */
@@ -172,6 +179,7 @@ export interface ResolvedOptions {
   readonly host: string;
   readonly port: number;
   readonly durationMs: number;
+  readonly warmupMs: number;
   readonly groups: readonly ResolvedGroup[];
   readonly connection: 'keep-alive' | 'new';
   readonly maxConnections: number;
@@ -340,6 +348,7 @@ export function resolveOptions(input: LoadOptions): ResolvedOptions {
     host: url.hostname.replace(/^\[|\]$/g, ''),
     port: Number(url.port || 80),
     durationMs,
+    warmupMs: nonNegativeNumber('warmupMs', options.warmupMs ?? 0),
     groups,
     connection,
     maxConnections,

@@ -132,6 +132,8 @@ export interface LoadResult {
   /** The run was stopped early through `signal`. */
   readonly aborted: boolean;
   readonly config: {
+    /** Unrecorded warm-up before the measured schedule, ms. */
+    readonly warmupMs: number;
     readonly connection: 'keep-alive' | 'new';
     readonly maxConnections: number;
     readonly maxInFlight: number;

@@ -52,7 +52,12 @@ interface GroupState {
   readonly config: ResolvedGroup;
   readonly recorder: GroupRecorder;
   readonly next: () => number;
-  /** Next intended send time, ms after the run's start; Infinity when the group is done. */
+  /** The warm-up's own schedule while the group is warming up, then `undefined`. */
+  warmNext: (() => number) | undefined;
+  /**
+   * Next intended send time, ms after the measured start (negative in the warm-up);
+   * Infinity when the group is done.
+   */
   nextAt: number;
   count: number;
   client: number;
@@ -65,6 +70,8 @@ type DropReason = NoConnection | 'in-flight cap' | 'deadline passed';
 interface Request {
   readonly group: GroupState;
   readonly bytes: Buffer;
+  /** Sent in the warm-up: nothing about it is recorded. */
+  readonly warm: boolean;
   /** Intended send time of the first attempt (ms after the run's start). */
   readonly intendedAt: number;
   attempts: number;
@@ -104,6 +111,7 @@ class LoadRun implements PoolListener {
   #ended = false;
   #aborted = false;
   #tickTimer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  #measureTimer: NodeJS.Timeout | undefined;
   #windowTimer: NodeJS.Timeout | undefined;
   #drainTimer: NodeJS.Timeout | undefined;
   #resolve: (result: LoadResult) => void = () => undefined;
@@ -112,19 +120,26 @@ class LoadRun implements PoolListener {
     this.#o = options;
     this.#input = input;
     this.#random = seededRandom(options.seed ^ 0x5bd1e995);
+    const schedule = (config: ResolvedGroup, seed: number): (() => number) =>
+      arrivalSchedule({ arrival: config.arrival, ratePerSec: config.ratePerSec, seed });
     this.#groups = options.groups.map((config) => ({
       config,
       recorder: new GroupRecorder(config.name, config.ratePerSec),
-      next: arrivalSchedule({
-        arrival: config.arrival,
-        ratePerSec: config.ratePerSec,
-        seed: options.seed + config.index * 7919,
-      }),
+      next: schedule(config, options.seed + config.index * 7919),
+      // Groups that start with the run and are not a fixed number of requests (a canary)
+      // also run in the warm-up, at their own rate.
+      warmNext:
+        options.warmupMs > 0 && config.startMs === 0 && config.maxRequests === Infinity
+          ? schedule(config, options.seed + config.index * 7919 + 1)
+          : undefined,
       nextAt: 0,
       count: 0,
       client: 0,
     }));
-    for (const g of this.#groups) g.nextAt = g.config.startMs + g.next();
+    for (const g of this.#groups) {
+      g.nextAt =
+        g.warmNext === undefined ? g.config.startMs + g.next() : g.warmNext() - options.warmupMs;
+    }
     this.#pool = new ConnectionPool({
       target: { host: address, port: options.port },
       maxConnections: options.maxConnections,
@@ -139,16 +154,18 @@ class LoadRun implements PoolListener {
 
   /** Opens the warm connections (bounded in time; failures surface later as outcomes). */
   warm(): Promise<void> {
-    return this.#pool.warm(this.#o.warmConnections, 5000, 0);
+    return this.#pool.warm(this.#o.warmConnections, 5000, -this.#o.warmupMs);
   }
 
   run(): Promise<LoadResult> {
     return new Promise((resolve) => {
       this.#resolve = resolve;
-      this.#startedAt = new Date().toISOString();
-      this.#t0 = performance.now();
-      this.#cpu0 = process.cpuUsage();
-      this.#windowTimer = setTimeout(this.#onWindowTimer, 1000);
+      // Time runs from the measured start; the warm-up, if any, is the time before it.
+      this.#t0 = performance.now() + this.#o.warmupMs;
+      if (this.#o.warmupMs > 0) {
+        this.#measureTimer = setTimeout(this.#startMeasuring, this.#o.warmupMs);
+      } else this.#startMeasuring();
+      this.#windowTimer = setTimeout(this.#onWindowTimer, this.#windowEndMs - this.#now());
       const signal = this.#input.signal;
       if (signal?.aborted === true) {
         this.#abort();
@@ -162,6 +179,12 @@ class LoadRun implements PoolListener {
   #now(): number {
     return performance.now() - this.#t0;
   }
+
+  readonly #startMeasuring = (): void => {
+    this.#measureTimer = undefined;
+    this.#startedAt = new Date().toISOString();
+    this.#cpu0 = process.cpuUsage();
+  };
 
   readonly #abort = (): void => {
     if (this.#scheduleDone) return;
@@ -229,29 +252,44 @@ class LoadRun implements PoolListener {
   #arrive(g: GroupState, now: number): void {
     const intendedAt = g.nextAt;
     const { config, recorder } = g;
-    g.count++;
-    if (g.count >= config.maxRequests) g.nextAt = Number.POSITIVE_INFINITY;
-    else {
-      const offset = g.next();
-      g.nextAt = offset < config.durationMs ? config.startMs + offset : Number.POSITIVE_INFINITY;
+    const warm = g.warmNext !== undefined;
+    if (g.warmNext !== undefined) {
+      const offset = g.warmNext() - this.#o.warmupMs;
+      if (offset < 0) g.nextAt = offset;
+      else {
+        // The warm-up is over: the measured schedule starts at 0.
+        g.warmNext = undefined;
+        g.nextAt = g.next();
+      }
+    } else {
+      g.count++;
+      if (g.count >= config.maxRequests) g.nextAt = Number.POSITIVE_INFINITY;
+      else {
+        const offset = g.next();
+        g.nextAt =
+          offset < config.durationMs ? config.startMs + offset : Number.POSITIVE_INFINITY;
+      }
     }
-    recorder.offered();
     const lagMs = now - intendedAt;
-    recordMs(this.#lag, lagMs);
-    recordMs(this.#windowLag, lagMs);
+    if (!warm) {
+      recorder.offered();
+      recordMs(this.#lag, lagMs);
+      recordMs(this.#windowLag, lagMs);
+    }
     const bytes = config.requests[g.client]!;
     g.client = g.client + 1 === config.clients ? 0 : g.client + 1;
     if (this.#live.size >= this.#o.maxInFlight) {
-      this.#dropped(g, 'in-flight cap');
+      if (!warm) this.#dropped(g, 'in-flight cap');
       return;
     }
     if (config.deadlineMs > 0 && lagMs >= config.deadlineMs) {
-      this.#dropped(g, 'deadline passed');
+      if (!warm) this.#dropped(g, 'deadline passed');
       return;
     }
     const request: Request = {
       group: g,
       bytes,
+      warm,
       intendedAt,
       attempts: 0,
       attemptStart: intendedAt,
@@ -287,7 +325,7 @@ class LoadRun implements PoolListener {
     if (typeof connection === 'string') {
       if (request.attempts === 0) {
         this.#live.delete(request);
-        this.#dropped(g, connection);
+        if (!request.warm) this.#dropped(g, connection);
       } else {
         g.recorder.attemptEnded('dropped');
         this.#finish(request, now);
@@ -295,7 +333,7 @@ class LoadRun implements PoolListener {
       return;
     }
     request.attempts++;
-    g.recorder.attempt(request.attempts > 1);
+    if (!request.warm) g.recorder.attempt(request.attempts > 1);
     request.connection = connection;
     request.sentAt = now;
     const deadlineMs = g.config.deadlineMs;
@@ -369,13 +407,13 @@ class LoadRun implements PoolListener {
     end: { outcome: Outcome; status: number; retryAfterMs: number | undefined; reason: string },
   ): void {
     const g = request.group;
-    g.recorder.attemptEnded(end.outcome);
+    if (!request.warm) g.recorder.attemptEnded(end.outcome);
     request.lastOutcome = end.outcome;
     request.lastStatus = end.status;
     request.lastRetryAfterMs = end.retryAfterMs;
     request.lastReason = end.reason;
     const now = this.#now();
-    if (!this.#ended && g.config.retry.kind !== 'none' && end.outcome !== 'ok') {
+    if (!this.#ended && !request.warm && g.config.retry.kind !== 'none' && end.outcome !== 'ok') {
       const delay = retryDelayMs(
         g.config.retry,
         {
@@ -411,6 +449,10 @@ class LoadRun implements PoolListener {
   /** The request is over; its outcome is that of its last attempt. */
   #finish(request: Request, now: number): void {
     this.#live.delete(request);
+    if (request.warm) {
+      if (this.#scheduleDone && this.#live.size === 0) this.#end();
+      return;
+    }
     const g = request.group;
     const outcome = request.lastOutcome;
     const latencyMs = now - request.intendedAt;
@@ -433,9 +475,15 @@ class LoadRun implements PoolListener {
     this.#scheduleDone = true;
     this.#input.signal?.removeEventListener('abort', this.#abort);
     this.#cancelTick();
-    const cpu = process.cpuUsage(this.#cpu0);
-    const wallMs = Math.max(this.#now(), 1);
-    this.#cpuPercent = ((cpu.user + cpu.system) / 1000 / wallMs) * 100;
+    if (this.#measureTimer === undefined) {
+      const cpu = process.cpuUsage(this.#cpu0);
+      const wallMs = Math.max(this.#now(), 1);
+      this.#cpuPercent = ((cpu.user + cpu.system) / 1000 / wallMs) * 100;
+    } else {
+      // Aborted in the warm-up: nothing was measured.
+      clearTimeout(this.#measureTimer);
+      this.#startMeasuring();
+    }
     if (this.#live.size === 0) this.#end();
     else this.#drainTimer = setTimeout(this.#end, this.#o.drainMs);
   }
@@ -516,6 +564,7 @@ class LoadRun implements PoolListener {
     this.#ended = true;
     clearTimeout(this.#drainTimer);
     clearTimeout(this.#windowTimer);
+    clearTimeout(this.#measureTimer);
     const now = this.#now();
     for (const request of [...this.#live]) {
       clearTimeout(request.timer);
@@ -524,7 +573,7 @@ class LoadRun implements PoolListener {
       } else {
         request.connection?.destroy();
         request.connection = undefined;
-        request.group.recorder.attemptEnded('timeout');
+        if (!request.warm) request.group.recorder.attemptEnded('timeout');
         request.lastOutcome = 'timeout';
         request.lastStatus = 0;
         request.lastRetryAfterMs = undefined;
@@ -558,6 +607,7 @@ class LoadRun implements PoolListener {
       elapsedMs: Math.round(elapsedMs),
       aborted: this.#aborted,
       config: {
+        warmupMs: o.warmupMs,
         connection: o.connection,
         maxConnections: o.maxConnections,
         maxInFlight: o.maxInFlight,

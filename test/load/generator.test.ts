@@ -305,6 +305,47 @@ describe('runLoad: connections', () => {
     expect(result.totals.ok).toBe(4);
     expect(result.totals.network).toBe(0);
   });
+
+  it('a warm-up sends at the same rate over the same connections and records none of it', async () => {
+    let first: number | undefined;
+    // The first 100 ms of answers are slow (a cold server): the warm-up absorbs them.
+    const server = await serve((_req, res) => {
+      first ??= performance.now();
+      if (performance.now() - first < 100) setTimeout(() => res.end('ok'), 80);
+      else res.end('ok');
+    });
+    const result = await runLoad({
+      url: server.url,
+      ratePerSec: 200,
+      durationMs: 1000,
+      warmupMs: 500,
+    });
+    expect(result.config.warmupMs).toBe(500);
+    expect(result.totals.offered).toBe(200);
+    expect(result.totals.ok).toBe(200);
+    expect(result.windows.map((w) => w.offered)).toEqual([200]);
+    expect(server.arrivals.length).toBe(300); // 100 warm-up requests, unrecorded
+    expect(result.totals.latencyMs.ok!.max).toBeLessThan(60); // the slow start was warm-up
+    // The measured requests used the connections the warm-up opened.
+    expect(server.connections).toBeLessThanOrEqual(result.peakConnections);
+  });
+
+  it('groups with a fixed count or a later start do not take part in the warm-up', async () => {
+    const server = await serve((_req, res) => res.end('ok'));
+    const result = await runLoad({
+      url: server.url,
+      durationMs: 600,
+      warmupMs: 400,
+      groups: [
+        { name: 'steady', ratePerSec: 100 },
+        { name: 'canary', ratePerSec: 10, maxRequests: 3 },
+        { name: 'late', ratePerSec: 50, startMs: 200 },
+      ],
+    });
+    const sent = Object.fromEntries(result.groups.map((g) => [g.name, g.offered]));
+    expect(sent).toEqual({ steady: 60, canary: 3, late: 20 });
+    expect(server.arrivals.length).toBe(60 + 40 + 3 + 20);
+  });
 });
 
 describe('runLoad: groups and retries', () => {
