@@ -12,6 +12,7 @@ import { arch, cpus, loadavg } from 'node:os';
 import { performance, type RecordableHistogram } from 'node:perf_hooks';
 import { arrivalSchedule, seededRandom } from './arrivals.js';
 import type { Connection } from './connection.js';
+import { DeadlineQueue, type DeadlineEntry } from './deadline-queue.js';
 import { ConnectionPool, type NoConnection, type PoolListener } from './connection-pool.js';
 import { latencyHistogram, percentileMs, recordMs } from './latency-histogram.js';
 import {
@@ -52,6 +53,8 @@ interface GroupState {
   readonly config: ResolvedGroup;
   readonly recorder: GroupRecorder;
   readonly next: () => number;
+  /** Deadlines of this group's attempts in flight (one deadline per group keeps it ordered). */
+  readonly deadlines: DeadlineQueue<Request>;
   /** The warm-up's own schedule while the group is warming up, then `undefined`. */
   warmNext: (() => number) | undefined;
   /**
@@ -67,7 +70,7 @@ interface GroupState {
 type DropReason = NoConnection | 'in-flight cap' | 'deadline passed';
 
 /** One request, through all its attempts. */
-interface Request {
+interface Request extends DeadlineEntry {
   readonly group: GroupState;
   readonly bytes: Buffer;
   /** Sent in the warm-up: nothing about it is recorded. */
@@ -78,6 +81,7 @@ interface Request {
   /** The current attempt's deadline counts from here. */
   attemptStart: number;
   sentAt: number;
+  /** The retry timer while the request waits to retry. */
   timer: NodeJS.Timeout | undefined;
   connection: Connection | undefined;
   staleRetried: boolean;
@@ -111,6 +115,8 @@ class LoadRun implements PoolListener {
   #ended = false;
   #aborted = false;
   #tickTimer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  /** Earliest intended time of an arrival not yet sent (as of the last tick). */
+  #dueAt = Number.POSITIVE_INFINITY;
   #measureTimer: NodeJS.Timeout | undefined;
   #windowTimer: NodeJS.Timeout | undefined;
   #drainTimer: NodeJS.Timeout | undefined;
@@ -125,6 +131,7 @@ class LoadRun implements PoolListener {
     this.#groups = options.groups.map((config) => ({
       config,
       recorder: new GroupRecorder(config.name, config.ratePerSec),
+      deadlines: new DeadlineQueue<Request>(() => this.#now(), this.#onDeadline),
       next: schedule(config, options.seed + config.index * 7919),
       // Groups that start with the run and are not a fixed number of requests (a canary)
       // also run in the warm-up, at their own rate.
@@ -214,6 +221,7 @@ class LoadRun implements PoolListener {
       this.#endSchedule();
       return;
     }
+    this.#dueAt = earliest;
     const wait = caughtUp ? earliest - this.#now() : 0;
     // Timers have ~1 ms granularity: whatever falls due meanwhile goes out in the next batch,
     // and its lateness is measured as schedule lag, never hidden.
@@ -266,8 +274,7 @@ class LoadRun implements PoolListener {
       if (g.count >= config.maxRequests) g.nextAt = Number.POSITIVE_INFINITY;
       else {
         const offset = g.next();
-        g.nextAt =
-          offset < config.durationMs ? config.startMs + offset : Number.POSITIVE_INFINITY;
+        g.nextAt = offset < config.durationMs ? config.startMs + offset : Number.POSITIVE_INFINITY;
       }
     }
     const lagMs = now - intendedAt;
@@ -295,6 +302,10 @@ class LoadRun implements PoolListener {
       attemptStart: intendedAt,
       sentAt: now,
       timer: undefined,
+      deadlineAt: 0,
+      prevDeadline: undefined,
+      nextDeadline: undefined,
+      inDeadlines: false,
       connection: undefined,
       staleRetried: false,
       lastOutcome: 'dropped',
@@ -337,25 +348,12 @@ class LoadRun implements PoolListener {
     request.connection = connection;
     request.sentAt = now;
     const deadlineMs = g.config.deadlineMs;
-    if (deadlineMs > 0) {
-      request.timer = setTimeout(
-        this.#onDeadline,
-        request.attemptStart + deadlineMs - now,
-        request,
-      );
-    }
+    if (deadlineMs > 0) g.deadlines.add(request, request.attemptStart + deadlineMs);
     connection.send(request.bytes, g.config.noBody, request);
   }
 
+  /** The attempt's deadline passed (never before it: the queue checks the clock). */
   readonly #onDeadline = (request: Request): void => {
-    // Node's timers count from the loop's cached clock and can fire a little early; a request
-    // must never be called timed out before its deadline.
-    const early = request.attemptStart + request.group.config.deadlineMs - this.#now();
-    if (early > 0) {
-      request.timer = setTimeout(this.#onDeadline, early, request);
-      return;
-    }
-    request.timer = undefined;
     const connection = request.connection;
     request.connection = undefined;
     connection?.destroy();
@@ -369,8 +367,7 @@ class LoadRun implements PoolListener {
 
   onResponse(connection: Connection): void {
     const request = connection.token as Request;
-    clearTimeout(request.timer);
-    request.timer = undefined;
+    request.group.deadlines.remove(request);
     request.connection = undefined;
     const { status, retryAfter } = connection.parser;
     this.#pool.release(connection, this.#now());
@@ -380,6 +377,31 @@ class LoadRun implements PoolListener {
         ? parseRetryAfterMs(retryAfter, Date.now())
         : undefined;
     this.#attemptEnded(request, { outcome, status, retryAfterMs, reason: '' });
+    this.#sendWhileReading();
+  }
+
+  /**
+   * While the loop reads a burst of answers (after the server paused, hundreds arrive in one
+   * poll), the tick's timer cannot fire: an arrival that fell due meanwhile goes out from here,
+   * one per answer, on the connection that answer just freed, so a burst of reading does not
+   * become schedule lag and a backlog still goes out no faster than connections come free.
+   * One clock read per answer.
+   */
+  #sendWhileReading(): void {
+    if (this.#tickTimer === undefined || this.#scheduleDone) return;
+    const now = this.#now();
+    if (now < this.#dueAt) return;
+    let due: GroupState | undefined;
+    for (const g of this.#groups) {
+      if (
+        g.nextAt <= now &&
+        g.nextAt < this.#windowEndMs &&
+        (due === undefined || g.nextAt < due.nextAt)
+      )
+        due = g;
+    }
+    if (due !== undefined) this.#arrive(due, now);
+    this.#dueAt = this.#earliestArrival();
   }
 
   onFailure(connection: Connection, token: unknown, reason: string): void {
@@ -396,8 +418,7 @@ class LoadRun implements PoolListener {
         return;
       }
     }
-    clearTimeout(request.timer);
-    request.timer = undefined;
+    request.group.deadlines.remove(request);
     request.connection = undefined;
     this.#attemptEnded(request, { outcome: 'network', status: 0, retryAfterMs: undefined, reason });
   }
@@ -566,6 +587,7 @@ class LoadRun implements PoolListener {
     clearTimeout(this.#windowTimer);
     clearTimeout(this.#measureTimer);
     const now = this.#now();
+    for (const g of this.#groups) g.deadlines.clear();
     for (const request of [...this.#live]) {
       clearTimeout(request.timer);
       if (this.#waitingRetry.has(request)) {
