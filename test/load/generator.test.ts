@@ -245,8 +245,10 @@ describe('runLoad: outcomes', () => {
       },
     });
     expect(result.totals.ok).toBe(4000);
-    // Sent all at once, the backlog would need a connection each.
-    expect(result.connectionsOpened).toBeLessThan(400);
+    // Sent all at once, the backlog would need a connection each: 20 warm + 600. Sliced, about
+    // 300 on a quiet machine; under the full suite's load the server in the other process
+    // answers less between slices (500 seen), so the bound only rules out sending it at once.
+    expect(result.connectionsOpened).toBeLessThan(560);
   });
 });
 
