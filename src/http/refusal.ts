@@ -136,13 +136,56 @@ export const refusalTable: Readonly<Record<RefusalReason, Row>> = Object.freeze(
   },
 });
 
-/** What to write: status, a flat header list (`[name, value, name, value, …]`) and the body. */
+/**
+ * What to write: status, a flat header list (`[name, value, name, value, …]`) and the body.
+ * Treat one as a value: to change a response, build another.
+ */
 export interface RefusalResponse {
   readonly status: 429 | 503;
   readonly signal: RetrySignal;
   readonly headers: string[];
+  /** Always ASCII when built by {@link refusalResponse} (anything else is escaped). */
   readonly body: string;
 }
+
+/**
+ * A response built by {@link refusalResponse}. Besides the public fields it keeps every field
+ * but `Content-Length` as ready-to-send `name: value\r\n` lines, checked when built, so an
+ * adapter can put them on the wire without checking each field again (see
+ * `spillway/node`'s `writeRefusal`, where that check is a large part of a refusal's cost).
+ */
+class BuiltRefusal implements RefusalResponse {
+  readonly status: 429 | 503;
+  readonly signal: RetrySignal;
+  readonly headers: string[];
+  readonly body: string;
+  readonly #lines: string | undefined;
+  readonly #count: number;
+
+  constructor(fields: RefusalResponse, lines: string | undefined) {
+    this.status = fields.status;
+    this.signal = fields.signal;
+    this.headers = fields.headers;
+    this.body = fields.body;
+    this.#lines = lines;
+    this.#count = fields.headers.length;
+  }
+
+  static linesOf(this: void, response: RefusalResponse): string | undefined {
+    // A response with fields added since it was built is no longer described by its lines.
+    return #lines in response && response.headers.length === response.#count
+      ? response.#lines
+      : undefined;
+  }
+}
+
+/**
+ * Every field of `response` but `Content-Length`, as header lines ready to send, checked when
+ * built; `undefined` unless `response` came from {@link refusalResponse} unchanged (then write
+ * it field by field). Internal to the adapters.
+ */
+export const headerLinesOf: (response: RefusalResponse) => string | undefined =
+  BuiltRefusal.linesOf;
 
 /**
  * Turns a refusal into a response. `later` carries `Retry-After` (whole seconds ≥ 1, rounded
@@ -159,24 +202,25 @@ export function refusalResponse(
     refusal.detail === undefined
       ? cachedParts(refusal.reason, signal)
       : bodyParts(row, signal, refusal.detail);
+  let lines = fixedLines(names.retry, signal);
   let body: string;
   let headers: string[];
   if (signal === 'later') {
     const retryAfterMs = Math.max(1, Math.ceil(refusal.retryAfterMs ?? 1000));
     const ms = String(retryAfterMs);
+    const seconds = String(retryAfterSeconds(retryAfterMs));
     body = parts.head + ms + parts.tail;
     headers = [
       'content-type',
       'application/problem+json',
       'content-length',
       String(parts.bytes + ms.length),
-      'cache-control',
-      'no-store',
       names.retry,
       signal,
       'retry-after',
-      String(retryAfterSeconds(retryAfterMs)),
+      seconds,
     ];
+    if (lines !== undefined) lines += 'retry-after: ' + seconds + '\r\n';
   } else {
     body = parts.head + 'null' + parts.tail;
     headers = [
@@ -184,22 +228,60 @@ export function refusalResponse(
       'application/problem+json',
       'content-length',
       String(parts.bytes + 4),
-      'cache-control',
-      'no-store',
       names.retry,
       signal,
     ];
   }
   const q = refusal.quota;
   if (q !== undefined) {
-    headers.push(
-      'ratelimit-policy',
-      q.policyField ?? formatRateLimitPolicy(q.name, q),
-      'ratelimit',
-      formatRateLimit(q.name, q.remaining, q.resetMs),
-    );
+    const policy = q.policyField ?? formatRateLimitPolicy(q.name, q);
+    const now = formatRateLimit(q.name, q.remaining, q.resetMs);
+    headers.push('ratelimit-policy', policy, 'ratelimit', now);
+    // A policy field passed in was formatted elsewhere: check it before trusting it as a line.
+    if (lines !== undefined) {
+      lines =
+        q.policyField === undefined || isFieldValue(policy)
+          ? lines + 'ratelimit-policy: ' + policy + '\r\nratelimit: ' + now + '\r\n'
+          : undefined;
+    }
   }
-  return { status: row.status, signal, headers, body };
+  return new BuiltRefusal({ status: row.status, signal, headers, body }, lines);
+}
+
+// `Content-Type` and `Spillway-Retry` as lines, per name of the signal field and signal. Bounded:
+// a deployment uses one or two names; past the bound, lines are built on every call.
+const fixedByName = new Map<string, Partial<Record<RetrySignal, string | undefined>>>();
+const maxFixedNames = 16;
+
+/** The two fields every refusal has, as lines; `undefined` if the configured name is not a token. */
+function fixedLines(retryName: string, signal: RetrySignal): string | undefined {
+  let bySignal = fixedByName.get(retryName);
+  if (bySignal === undefined) {
+    bySignal = {};
+    if (fixedByName.size < maxFixedNames) fixedByName.set(retryName, bySignal);
+  }
+  if (!(signal in bySignal)) {
+    bySignal[signal] =
+      fieldName.test(retryName) && !managedByServer.test(retryName)
+        ? `content-type: application/problem+json\r\n${retryName}: ${signal}\r\n`
+        : undefined;
+  }
+  return bySignal[signal];
+}
+
+/** An HTTP field name (RFC 9110 token). */
+const fieldName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Fields an HTTP server writes or frames by itself: never passed as ready lines. */
+const managedByServer =
+  /^(?:content-length|connection|transfer-encoding|keep-alive|date|trailer|upgrade)$/i;
+
+/** Visible ASCII and spaces only: a value that can go on the wire as is. */
+function isFieldValue(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
 }
 
 /** A body split around its one varying field, `retryAfterMs`, with its byte length. */
@@ -213,7 +295,7 @@ interface BodyParts {
 function bodyParts(row: Row, signal: RetrySignal, detail: string): BodyParts {
   const head =
     `{"type":"${row.type}","title":"${row.title}","status":${row.status},` +
-    `"detail":${JSON.stringify(detail)},"retryAfterMs":`;
+    `"detail":${asciiJson(detail)},"retryAfterMs":`;
   const tail = `,"spillwayRetry":"${signal}"}`;
   return { head, tail, bytes: utf8Length(head) + utf8Length(tail) };
 }
@@ -230,6 +312,14 @@ function cachedParts(reason: RefusalReason, signal: RetrySignal): BodyParts {
     bySignal[signal] = parts;
   }
   return parts;
+}
+
+/** JSON for a string, with every non-ASCII character escaped, so a body is always ASCII. */
+function asciiJson(text: string): string {
+  return JSON.stringify(text).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 function utf8Length(text: string): number {

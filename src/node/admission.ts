@@ -39,6 +39,8 @@ import {
   type EventLoopMonitorOptions,
 } from './event-loop-monitor.js';
 import { Admitted, type ContextInit, type RequestContext } from './request-context.js';
+import { requestFields } from './request-fields.js';
+import { writeRefusal } from './write-refusal.js';
 import {
   RouteTable,
   buildRoute,
@@ -304,96 +306,92 @@ class Guard implements Admission {
       this.#routes.resolve(req, path);
     if (route.exempt) return exemptResult;
 
-    const key = this.#keyOf(req);
+    // The client key (a socket lookup, or the user's function) and the clock are read only
+    // when something needs them: a refusal for capacity needs neither.
+    const p: Pending = {
+      route,
+      req,
+      res,
+      key: undefined,
+      askedMs: undefined,
+      rank: 0,
+      attempt: 1,
+      arrivedAt: undefined,
+    };
     const box = this.#box;
     if (box !== undefined) {
-      const verdict = box.check(key);
+      const verdict = box.check(this.#keyFor(p));
       if (verdict !== undefined) {
         return this.#refuse(
           { reason: verdict.reason, retryAfterMs: verdict.retryAfterMs },
-          { route, key },
+          p,
           verdict.closeConnection,
         );
       }
     }
 
-    const headers = req.headers;
-    const names = this.headerNames;
-    const now = this.#clock.now();
-    const askedMs = parseDeadlineMs(headers[names.deadline]);
-    if (askedMs === 0) return this.#refuse({ reason: 'deadline' }, { route, key });
-    const expiresAt =
-      now + (askedMs !== undefined && askedMs < route.deadlineMs ? askedMs : route.deadlineMs);
-    const claimed = parseCriticality(headers[names.criticality]);
-    let rank: number;
-    if (claimed === undefined) rank = criticalityRank(route.defaultCriticality);
+    const fields = requestFields(req, this.headerNames);
+    const askedMs = parseDeadlineMs(fields.deadline);
+    if (askedMs === 0) return this.#refuse({ reason: 'deadline' }, p);
+    p.askedMs = askedMs;
+    const claimed = parseCriticality(fields.criticality);
+    if (claimed === undefined) p.rank = criticalityRank(route.defaultCriticality);
     else {
-      rank = criticalityRank(claimed);
       // A client never raises itself above the route's ceiling.
-      if (rank < route.ceilingRank) rank = route.ceilingRank;
+      const rank = criticalityRank(claimed);
+      p.rank = rank < route.ceilingRank ? route.ceilingRank : rank;
     }
-    const p: Pending = {
-      route,
-      rank,
-      init: {
-        clock: this.#clock,
-        expiresAt,
-        criticality: criticalities[rank]!,
-        attempt: parseAttempt(headers[names.attempt]) ?? 1,
-        key,
-        route: route.name,
-        req,
-        res,
-        startedAt: now,
-        onFinish: this.#onFinish,
-      },
-    };
+    p.attempt = parseAttempt(fields.attempt) ?? 1;
     const quota = route.quota;
     if (quota !== undefined) {
-      const decision = quota.tryTake(key);
-      if ('then' in decision) return Promise.resolve(decision).then((d) => this.#afterQuota(d, p));
+      const decision = quota.tryTake(this.#keyFor(p));
+      if ('then' in decision) {
+        // The deadline counts from arrival, not from when a remote store answered.
+        p.arrivedAt = this.#clock.now();
+        return Promise.resolve(decision).then((d) => this.#afterQuota(d, p));
+      }
       return this.#afterQuota(decision, p);
     }
     return this.#acquire(p);
   }
 
-  #afterQuota(d: RateDecision, s: Pending): AdmitResult | Promise<AdmitResult> {
+  #afterQuota(d: RateDecision, p: Pending): AdmitResult | Promise<AdmitResult> {
     if (!d.ok && d.reason === 'store-unavailable') {
       // The shared store is down and its policy is to refuse: not this client's fault.
-      return this.#refuse({ reason: 'unavailable' }, s);
+      return this.#refuse({ reason: 'unavailable' }, p);
     }
     if (!d.ok) {
-      this.#box?.refused(s.init.key, d.retryAfterMs);
+      this.#box?.refused(this.#keyFor(p), d.retryAfterMs);
       return this.#refuse(
         {
           reason: 'quota',
           retryAfterMs: d.retryAfterMs,
           quota: {
-            name: s.route.quotaName,
-            ratePerSec: s.route.quota!.policy.ratePerSec,
+            name: p.route.quotaName,
+            ratePerSec: p.route.quota!.policy.ratePerSec,
             burst: d.limit,
             remaining: d.remaining,
             resetMs: d.resetMs,
-            policyField: s.route.quotaPolicyField,
+            policyField: p.route.quotaPolicyField,
           },
         },
-        s,
+        p,
       );
     }
-    return this.#acquire(s);
+    return this.#acquire(p);
   }
 
   #acquire(p: Pending): AdmitResult | Promise<AdmitResult> {
-    const { route, init, rank } = p;
-    const res = init.res;
+    const { route, rank, res } = p;
+    const criticality = criticalities[rank]!;
     const loop = this.eventLoop;
-    if (loop !== undefined && loop.shouldShed(init.criticality, this.#inflight)) {
+    if (loop !== undefined && loop.shouldShed(criticality, this.#inflight)) {
       return this.#refuse({ reason: 'overloaded', retryAfterMs: 1_000 }, p);
     }
     const limiter = route.limiter;
-    if (limiter === undefined) return this.#admitted(new Admitted(init).start(undefined));
+    if (limiter === undefined) return this.#admitted(new Admitted(this.#init(p)).start(undefined));
     const now = limiter.tryAcquire();
-    if (now.ok) return this.#admitted(new Admitted(init).start(now.permit));
+    if (now.ok) return this.#admitted(new Admitted(this.#init(p)).start(now.permit));
     if (route.maxQueue === 0) {
       return this.#refuse(
         { reason: 'capacity', signal: this.#capacitySignal, retryAfterMs: now.retryAfterMs },
@@ -405,7 +403,7 @@ class Guard implements Admission {
       // This criticality's share of the line is used up: shed it, keep room for more critical work.
       return this.#refuse({ reason: 'shed', retryAfterMs: now.retryAfterMs }, p);
     }
-    if (!limiter.hasRoom(init.criticality)) {
+    if (!limiter.hasRoom(criticality)) {
       // A full line with nobody to displace: refuse now, allocating nothing for the wait.
       return this.#refuse(
         { reason: 'capacity', signal: this.#capacitySignal, retryAfterMs: now.retryAfterMs },
@@ -413,17 +411,14 @@ class Guard implements Admission {
       );
     }
     // Wait in line; leave it at once if the client goes away.
+    const init = this.#init(p);
     const controller = new AbortController();
     const onClose = (): void => {
       if (!res.writableFinished) controller.abort();
     };
     res.once('close', onClose);
     return limiter
-      .acquire({
-        signal: controller.signal,
-        criticality: init.criticality,
-        deadline: init.expiresAt,
-      })
+      .acquire({ signal: controller.signal, criticality, deadline: init.expiresAt })
       .then((r): AdmitResult => {
         res.removeListener('close', onClose);
         if (r.ok) {
@@ -449,35 +444,50 @@ class Guard implements Admission {
       });
   }
 
+  /** What an admitted (or waiting) request's context starts from. */
+  #init(p: Pending): ContextInit {
+    const now = p.arrivedAt ?? this.#clock.now();
+    const route = p.route;
+    const asked = p.askedMs;
+    return {
+      clock: this.#clock,
+      expiresAt: now + (asked !== undefined && asked < route.deadlineMs ? asked : route.deadlineMs),
+      criticality: criticalities[p.rank]!,
+      attempt: p.attempt,
+      key: this.#keyFor(p),
+      route: route.name,
+      req: p.req,
+      res: p.res,
+      startedAt: now,
+      onFinish: this.#onFinish,
+    };
+  }
+
   #admitted(context: Admitted): AdmitResult {
     this.#inflight++;
     return { admitted: true, context, exempt: false };
   }
 
-  #keyOf(req: IncomingMessage): string {
+  /** The client key of the request, worked out once. */
+  #keyFor(p: Pending): string {
+    if (p.key !== undefined) return p.key;
     const custom = this.#o.key;
     if (custom !== undefined) {
-      const k = custom(req);
-      if (typeof k === 'string' && k.length > 0 && k.length <= 256) return k;
+      const k = custom(p.req);
+      if (typeof k === 'string' && k.length > 0 && k.length <= 256) return (p.key = k);
     }
-    return clientAddress(req, this.#o.trustProxy ?? false);
+    return (p.key = clientAddress(p.req, this.#o.trustProxy ?? false));
   }
 
-  #refuse(
-    refusal: Refusal,
-    where: Pending | { route: Route; key: string },
-    closeConnection = false,
-  ): AdmitResult {
-    const route = where.route;
-    const key = 'init' in where ? where.init.key : where.key;
+  #refuse(refusal: Refusal, p: Pending, closeConnection = false): AdmitResult {
     const response = refusalResponse(refusal, this.headerNames);
     if (refusalChannel.hasSubscribers) {
       refusalChannel.publish({
         reason: refusal.reason,
         status: response.status,
         signal: response.signal,
-        route: route.name,
-        key,
+        route: p.route.name,
+        key: this.#keyFor(p),
       });
     }
     return { admitted: false, refusal, response, closeConnection };
@@ -527,11 +537,18 @@ class Guard implements Admission {
   }
 }
 
-/** A request between checks. */
+/** A request between checks; fields are filled in as the checks need them. */
 interface Pending {
   readonly route: Route;
-  readonly rank: number;
-  readonly init: ContextInit;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  key: string | undefined;
+  /** `Spillway-Deadline` as asked, in ms. */
+  askedMs: number | undefined;
+  rank: number;
+  attempt: number;
+  /** When the request arrived on the guard's clock, if it was needed before admission. */
+  arrivedAt: number | undefined;
 }
 
 const exemptResult: AdmitResult = Object.freeze({
@@ -573,20 +590,4 @@ function exemptContext(clock: Clock): RequestContext {
     route: 'exempt',
     clock,
   };
-}
-
-/** Writes a refusal in one go: status, flat header list, body. */
-export function writeRefusal(
-  res: ServerResponse,
-  response: RefusalResponse,
-  closeConnection: boolean,
-): void {
-  if (closeConnection) {
-    const headers = response.headers.slice();
-    headers.push('connection', 'close');
-    res.writeHead(response.status, headers);
-  } else {
-    res.writeHead(response.status, response.headers);
-  }
-  res.end(response.body);
 }

@@ -8,12 +8,12 @@
 export {
   admission,
   refusalChannel,
-  writeRefusal,
   type Admission,
   type AdmissionOptions,
   type AdmitResult,
   type AdmittedHandler,
 } from './admission.js';
+export { writeRefusal } from './write-refusal.js';
 export { clientAddress, type TrustProxy } from './client-address.js';
 export { Admitted, ClientDisconnectedError, type RequestContext } from './request-context.js';
 export type { CriticalityPolicy, QuotaOptions, RouteOptions, RouteSettings } from './route.js';

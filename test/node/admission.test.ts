@@ -308,6 +308,27 @@ describe('admission over node:http', () => {
     ).toBe(429);
   });
 
+  it('reads its request fields in any letter case', async () => {
+    const seen: { criticality: string; remaining: number; attempt: number }[] = [];
+    const { port } = await start({ deadlineMs: 1_000 }, (_q, res, ctx) => {
+      seen.push({
+        criticality: ctx.criticality,
+        remaining: ctx.remainingMs(),
+        attempt: ctx.attempt,
+      });
+      res.end();
+    });
+    const r = await send(port, {
+      headers: {
+        'SPILLWAY-DEADLINE': '50',
+        'Spillway-Criticality': 'Sheddable',
+        'spillway-ATTEMPT': '2',
+      },
+    });
+    expect(r.status).toBe(200);
+    expect(seen).toEqual([{ criticality: 'sheddable', remaining: 50, attempt: 2 }]);
+  });
+
   it('hostile header values change nothing but fall back to defaults', async () => {
     const seen: { criticality: string; remaining: number; attempt: number }[] = [];
     const { port } = await start({ deadlineMs: 1_000 }, (_q, res, ctx) => {
