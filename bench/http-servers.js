@@ -37,6 +37,27 @@ const cases = {
       });
       res.end(b);
     }),
+  // Each framework's cheapest 503, answered where Spillway's adapter answers: Express in the
+  // first middleware, Fastify in an onRequest hook.
+  'bare express 503': async () => {
+    const { default: express } = await import('express');
+    const app = express();
+    app.use((_req, res) => {
+      res.writeHead(503, { 'retry-after': '1', 'content-length': '0' });
+      res.end();
+    });
+    return createServer(app);
+  },
+  'bare fastify 503': async () => {
+    const { default: Fastify } = await import('fastify');
+    const app = Fastify();
+    app.addHook('onRequest', (_req, reply, done) => {
+      void reply.code(503).header('retry-after', '1').send();
+      done();
+    });
+    app.get('/*', () => body);
+    return app;
+  },
   'spillway node 200': () => {
     const guard = admission({ limit: 1000, penaltyBox: false });
     return createServer(guard.handle((_req, res) => res.end(body)));
@@ -153,6 +174,11 @@ if (typeof made.listen === 'function' && made.server === undefined) {
   port = app.server.address().port;
   if (made.hold) holdOneSlot(port);
 }
+// The driver keeps its connections open across many phases with pauses in between.
+(typeof made.listen === 'function' && made.server === undefined
+  ? made
+  : (made.app ?? made).server
+).keepAliveTimeout = 0;
 await new Promise((r) => setTimeout(r, 100));
 process.on('message', (m) => {
   if (m?.cmd === 'cpu') process.send({ cpu: process.cpuUsage() });

@@ -1,0 +1,173 @@
+#!/usr/bin/env node
+// S8 counted in instructions: the same servers as bench/http-cost.js, each run under valgrind's
+// callgrind, which counts the instructions the server process executes in user space. Unlike CPU
+// time on a shared VM, the count repeats to within about 0.1 % from run to run and does not move
+// when the machine is busy, so it can tell a 2 % change from noise. It leaves out the kernel's
+// share (the socket read and write: one of each per response for every case, checked with
+// strace -c), so a ratio of instruction counts overstates a ratio of CPU times, never understates.
+// V8 runs --single-threaded so that compilation and GC work land on the counted thread in the
+// same way every run. Each server answers W requests to warm up over 8 keep-alive connections,
+// then its counters are zeroed, it answers N more over the same connections, and the count is
+// read. Two servers run at once (counts do not depend on contention).
+// Usage: node bench/http-instructions.js [--requests 10000] [--warmup 20000] [--only a,b] [--json]
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '10000' },
+    warmup: { type: 'string', default: '20000' },
+    only: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const requests = Number(values.requests);
+const warmup = Number(values.warmup);
+if (!(requests > 0) || !(warmup >= 0)) throw new Error('--requests and --warmup must be numbers');
+try {
+  execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+} catch {
+  console.error(
+    "valgrind is not installed (Debian's valgrind package); see bench/http-cost.js for CPU time",
+  );
+  process.exit(2);
+}
+
+const allCases = [
+  'bare 200',
+  'bare 503',
+  'bare 503 + problem+json',
+  'spillway node 200',
+  'spillway node 429',
+  'spillway node 503',
+  'bare express 503',
+  'bare fastify 503',
+  'spillway express 429',
+  'spillway express 503',
+  'spillway fastify 429',
+  'spillway fastify 503',
+  'express-rate-limit 8 429',
+  '@fastify/rate-limit 11 429',
+  '@fastify/under-pressure 9 503',
+  'cockatiel 3 bulkhead 503',
+];
+const wanted = values.only?.split(',');
+const cases = wanted
+  ? allCases.filter((c) => c === 'bare 503' || wanted.some((w) => c.includes(w)))
+  : allCases;
+
+const dir = mkdtempSync(join(tmpdir(), 'spillway-callgrind-'));
+const request = Buffer.from('GET /work HTTP/1.1\r\nHost: bench\r\nConnection: keep-alive\r\n\r\n');
+
+/** `n` requests over `sockets`, each in a closed loop; resolves when all are answered. */
+function drive(sockets, n) {
+  return new Promise((resolve) => {
+    let left = n;
+    let done = 0;
+    for (const s of sockets) {
+      s.onAnswer = () => {
+        done++;
+        if (left > 0) {
+          left--;
+          s.write(request);
+        }
+        if (done === n) resolve();
+      };
+      if (left > 0) {
+        left--;
+        s.write(request);
+      }
+    }
+  });
+}
+
+function open(port) {
+  const socket = connect(port, '127.0.0.1');
+  let buffered = '';
+  socket.on('data', (chunk) => {
+    buffered += chunk.toString('latin1');
+    for (;;) {
+      const end = buffered.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      const m = /\r\ncontent-length: *(\d+)/i.exec(buffered.slice(0, end));
+      const size = end + 4 + (m ? Number(m[1]) : 0);
+      if (buffered.length < size) return;
+      buffered = buffered.slice(size);
+      socket.onAnswer();
+    }
+  });
+  socket.on('error', (e) => {
+    throw new Error(`connection to port ${port} failed: ${e.message}`);
+  });
+  return new Promise((resolve) => socket.once('connect', () => resolve(socket)));
+}
+
+async function count(kind) {
+  const prefix = kind.replace(/\W+/g, '_');
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      `--callgrind-out-file=${join(dir, `${prefix}.%p`)}`,
+      process.execPath,
+      '--single-threaded',
+      new URL('./http-servers.js', import.meta.url).pathname,
+      kind,
+    ],
+    { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] },
+  );
+  const { port } = await new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${kind} exited with ${code}`)));
+    child.on('message', (m) => m.port !== undefined && resolve(m));
+  });
+  const sockets = await Promise.all(Array.from({ length: 8 }, () => open(port)));
+  await drive(sockets, warmup);
+  execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' });
+  await drive(sockets, requests);
+  execFileSync('callgrind_control', ['--dump', String(child.pid)], { stdio: 'ignore' });
+  for (const s of sockets) s.destroy();
+  child.removeAllListeners('exit');
+  child.kill('SIGKILL');
+  const file = readdirSync(dir).find((f) => f.startsWith(`${prefix}.${child.pid}.`));
+  const summary = /^summary: (\d+)$/m.exec(readFileSync(join(dir, file), 'utf8'));
+  return Number(summary[1]) / requests;
+}
+
+const results = new Map();
+const queue = [...cases];
+let finished = 0;
+async function worker() {
+  for (let kind = queue.shift(); kind !== undefined; kind = queue.shift()) {
+    results.set(kind, await count(kind));
+    process.stderr.write(`\r${++finished}/${cases.length} counted (${kind})`.padEnd(60));
+  }
+}
+await Promise.all([worker(), worker()]);
+process.stderr.write('\n');
+if (process.env.KEEP_CALLGRIND === undefined) rmSync(dir, { recursive: true, force: true });
+else process.stderr.write(`callgrind files kept in ${dir}\n`);
+
+const bare = results.get('bare 503');
+const rows = cases.map((kind) => ({
+  kind,
+  instructionsPerResponse: Math.round(results.get(kind)),
+  ratio: results.get(kind) / bare,
+}));
+if (values.json) {
+  console.log(JSON.stringify({ node: process.version, requests, warmup, rows }, null, 2));
+} else {
+  console.log(
+    `Node ${process.version}; user-space instructions per response, ${warmup} warm-up and ${requests} counted requests per server.\n`,
+  );
+  console.log('| server | instructions per response | × bare 503 |');
+  console.log('|---|---:|---:|');
+  for (const r of rows) {
+    console.log(
+      `| ${r.kind} | ${r.instructionsPerResponse.toLocaleString('en')} | ${r.ratio.toFixed(3)} |`,
+    );
+  }
+}
