@@ -20,7 +20,7 @@ import { Connection, type ConnectionOwner, type Target } from './connection.js';
 
 /** What the pool reports to the run: responses and failures of requests in flight. */
 export interface PoolListener {
-  onResponse(connection: Connection): void;
+  onResponse(connection: Connection, token: unknown): void;
   onFailure(connection: Connection, token: unknown, reason: string): void;
 }
 
@@ -252,8 +252,8 @@ export class ConnectionPool implements ConnectionOwner {
     this.#oldest = 0;
   }
 
-  onResponse(connection: Connection): void {
-    this.#options.listener.onResponse(connection);
+  onResponse(connection: Connection, token: unknown): void {
+    this.#options.listener.onResponse(connection, token);
   }
 
   onFailure(connection: Connection, token: unknown, reason: string): void {

@@ -11,7 +11,7 @@ import { ResponseParser } from './response-parser.js';
 /** Where a connection reports; the pool implements it. */
 export interface ConnectionOwner {
   /** The request in flight got a complete response (see `connection.parser`). */
-  onResponse(connection: Connection): void;
+  onResponse(connection: Connection, token: unknown): void;
   /**
    * The request in flight (`token`) failed at the transport: refused, reset, closed, garbage.
    * The connection is already destroyed.
@@ -118,8 +118,11 @@ export class Connection {
 
   #complete(): void {
     this.reused = true;
-    this.#owner.onResponse(this);
-    // The owner has taken the token (or sent the next request on this connection).
+    // Idle from here: bytes before the next request are the server's error, and an idle
+    // connection must not keep its last request alive (it would outlive young collections).
+    const token = this.token;
+    this.token = undefined;
+    this.#owner.onResponse(this, token);
   }
 
   #fail(reason: string): void {

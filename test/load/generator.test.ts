@@ -175,6 +175,29 @@ describe('runLoad: outcomes', () => {
     expect(result.totals).toMatchObject({ ok: 5, network: 0 });
   });
 
+  it('a connection that sends bytes after its answer is not reused', async () => {
+    // Each answer is followed, a moment later, by bytes nobody asked for: a server out of step.
+    const raw = createServer((socket) => {
+      socket.on('error', () => undefined);
+      socket.on('data', () => {
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+        setTimeout(() => socket.writable && socket.write('junk'), 5);
+      });
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    servers.push({ close: () => new Promise((resolve) => raw.close(resolve)) });
+    const { port } = raw.address() as { port: number };
+    const result = await runLoad({
+      url: `http://127.0.0.1:${port}/`,
+      ratePerSec: 20,
+      durationMs: 500,
+      warmConnections: 1,
+    });
+    // Every request is answered, each on a fresh connection: none that spoke out of turn is reused.
+    expect(result.totals).toMatchObject({ offered: 10, ok: 10, error: 0, network: 0 });
+    expect(result.connectionsOpened).toBeGreaterThanOrEqual(10);
+  });
+
   it('network: a refused connection', async () => {
     const probe = createServer();
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
