@@ -255,6 +255,8 @@ const maxFixedNames = 16;
 
 /** The two fields every refusal has, as lines; `undefined` if the configured name is not a token. */
 function fixedLines(retryName: string, signal: RetrySignal): string | undefined {
+  // A signal from untyped code that is none of the three is written field by field, as is.
+  if (signal !== 'later' && signal !== 'elsewhere' && signal !== 'never') return undefined;
   let bySignal = fixedByName.get(retryName);
   if (bySignal === undefined) {
     bySignal = {};

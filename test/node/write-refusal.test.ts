@@ -247,7 +247,7 @@ describe('writeRefusal', () => {
     expect(a.body).toBe(response.body);
   });
 
-  it('an unusable configured field name or policy field is never spliced into the head', async () => {
+  it('an unusable field name, policy field or signal is never spliced into the head', async () => {
     const badName = refusalResponse(
       { reason: 'capacity' },
       { ...defaultHeaderNames, retry: 'x-retry\r\nset-cookie: a=1' },
@@ -264,7 +264,11 @@ describe('writeRefusal', () => {
         policyField: '"q";q=1;w=1\r\nset-cookie: a=1',
       },
     });
-    for (const response of [badName, badPolicy]) {
+    const badSignal = refusalResponse({
+      reason: 'capacity',
+      signal: 'later\r\nset-cookie: a=1' as 'later',
+    });
+    for (const response of [badName, badPolicy, badSignal]) {
       const errors: unknown[] = [];
       const { port, seen } = await serve((res) => {
         try {
