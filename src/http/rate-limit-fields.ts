@@ -17,13 +17,19 @@ export function policyName(name: string): string {
   return `"${out.length > 0 ? out : 'default'}"`;
 }
 
-/** `RateLimit-Policy` for a token bucket: quota = burst, window = time to refill it, in s. */
+/**
+ * `RateLimit-Policy` for a token bucket: the window is the whole seconds it takes to refill the
+ * burst (at least 1), and the quota is what the rate grants over that window — so a client
+ * pacing itself by `q` per `w` keeps to the rate. (Quota = burst would understate it: 150/s
+ * with a burst of 15 would read as 15 a second.) The burst itself shows in `RateLimit`'s `r`.
+ */
 export function formatRateLimitPolicy(
   name: string,
   policy: { readonly ratePerSec: number; readonly burst: number },
 ): string {
   const windowSec = Math.max(1, Math.ceil(policy.burst / policy.ratePerSec));
-  return `${policyName(name)};q=${Math.floor(policy.burst)};w=${windowSec}`;
+  const quota = Math.max(Math.floor(policy.burst), Math.floor(policy.ratePerSec * windowSec));
+  return `${policyName(name)};q=${quota};w=${windowSec}`;
 }
 
 /** `RateLimit`: what is left now and the seconds until the bucket is full again. */

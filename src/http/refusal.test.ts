@@ -20,7 +20,8 @@ describe('refusalResponse', () => {
     expect(r.status).toBe(429);
     expect(h['retry-after']).toBe('2');
     expect(h['spillway-retry']).toBe('later');
-    expect(h['ratelimit-policy']).toBe('"per-client";q=15;w=1');
+    // 150/s is 150 a second, whatever the burst (15): a client pacing itself by q/w keeps to it.
+    expect(h['ratelimit-policy']).toBe('"per-client";q=150;w=1');
     expect(h['ratelimit']).toBe('"per-client";r=0;t=1');
     expect(h['content-type']).toBe('application/problem+json');
     expect(Number(h['content-length'])).toBe(Buffer.byteLength(r.body));
