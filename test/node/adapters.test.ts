@@ -4,12 +4,23 @@ import { createServer, type Server } from 'node:http';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DependencyOverloadedError } from '../../src/index.js';
+import {
+  DependencyOverloadedError,
+  Emitter,
+  type Criticality,
+  type RateDecision,
+  type RateStore,
+} from '../../src/index.js';
 import { spillway } from '../../src/express/index.js';
 import { fastifySpillway } from '../../src/fastify/index.js';
-import { admission, type AdmissionOptions, type RequestContext } from '../../src/node/index.js';
+import {
+  admission,
+  type AdmissionOptions,
+  type EventLoopMonitor,
+  type RequestContext,
+} from '../../src/node/index.js';
 import { createVirtualClock } from '../../src/testing/index.js';
-import { close, listen, send, until, type Answer } from '../helpers/http.js';
+import { close, keepAliveAgent, listen, send, until, type Answer } from '../helpers/http.js';
 
 type Work = (path: string, context: RequestContext) => Promise<string>;
 
@@ -180,6 +191,39 @@ describe('every adapter answers exactly like the node guard', () => {
     }
   });
 
+  it('the penalty box, a saturated event loop and an unreachable store, alike everywhere', async () => {
+    const runs = [];
+    for (const [name, harness] of Object.entries(adapters)) {
+      runs.push({ name, results: await escalationScenario(harness) });
+    }
+    const node = runs[0]!.results;
+    // Enforced waits say how long is left of them; the block closes the connection.
+    expect(node.steps).toEqual([
+      '200 - keep-alive',
+      '429 quota-exceeded keep-alive Retry-After 1',
+      '429 quota-exceeded keep-alive Retry-After 1',
+      '429 abnormal-usage-detected keep-alive Retry-After 2',
+      '429 abnormal-usage-detected keep-alive Retry-After 2',
+      '429 client-blocked close Retry-After 10',
+    ]);
+    expect(node.overloaded).toMatchObject({
+      status: 503,
+      signal: 'later',
+      retryAfter: '1',
+      body: { type: 'urn:spillway:problem:server-overloaded' },
+    });
+    expect(node.critical).toMatchObject({ status: 200 });
+    expect(node.unavailable).toMatchObject({
+      status: 503,
+      signal: 'elsewhere',
+      retryAfter: undefined,
+      body: { type: 'urn:spillway:problem:limiter-unavailable', retryAfterMs: null },
+    });
+    for (const run of runs.slice(1)) {
+      expect({ adapter: run.name, ...run.results }).toEqual({ adapter: run.name, ...node });
+    }
+  });
+
   it('Express and Fastify hold the permit until the handler settles and abort it on disconnect', async () => {
     for (const name of ['express', 'fastify']) {
       const stopped: string[] = [];
@@ -230,3 +274,73 @@ describe('every adapter answers exactly like the node guard', () => {
     await app.close();
   });
 });
+
+/** The reasons the first scenario leaves out: penalty, blocked, overloaded and unavailable. */
+async function escalationScenario(harness: (o: AdmissionOptions, w: Work) => Promise<Harness>) {
+  const clock = createVirtualClock();
+  const work: Work = () => Promise.resolve('ok');
+  // Escalation: a client that keeps coming back before its Retry-After.
+  const boxed = await harness(
+    {
+      clock,
+      quota: { ratePerSec: 1, burst: 1, name: 'api' },
+      penaltyBox: {
+        threshold: 2,
+        windowMs: 1_000,
+        steps: [{ waitMs: 2_000 }, { waitMs: 10_000, block: true, closeConnection: true }],
+      },
+    },
+    work,
+  );
+  running.push(boxed);
+  const agent = keepAliveAgent();
+  const steps: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    const a = await send(boxed.port, { agent });
+    const type = a.status === 200 ? '-' : a.json<{ type: string }>().type.split(/[#:]/).pop();
+    const retryAfter = a.headers['retry-after'];
+    steps.push(
+      `${a.status} ${type} ${a.headers.connection}` +
+        (retryAfter === undefined ? '' : ` Retry-After ${retryAfter}`),
+    );
+  }
+  agent.destroy();
+  // The event loop saturated: sheddable work is refused, critical work goes through.
+  const monitor: EventLoopMonitor = {
+    shouldShed: (criticality: Criticality | undefined) => criticality === 'sheddable',
+    onComplete: () => undefined,
+    saturated: true,
+    utilization: 1,
+    delayMs: 100,
+    safeInflight: Infinity,
+    onSample: new Emitter<never>().event,
+    close: () => undefined,
+    [Symbol.dispose]: () => undefined,
+  };
+  const loaded = await harness({ clock, eventLoop: monitor, penaltyBox: false }, work);
+  running.push(loaded);
+  const overloaded = wire(
+    await send(loaded.port, { headers: { 'spillway-criticality': 'sheddable' } }),
+  );
+  const critical = wire(await send(loaded.port));
+  // A shared quota store that cannot be reached, under the `closed` policy.
+  const down: RateStore<Promise<RateDecision>> = {
+    take: (_key, _n, policy) =>
+      Promise.resolve({
+        ok: false,
+        remaining: 0,
+        retryAfterMs: 1_000,
+        limit: policy.burst,
+        resetMs: 0,
+        degraded: true,
+        reason: 'store-unavailable',
+      }),
+  };
+  const storeDown = await harness(
+    { clock, quota: { ratePerSec: 10, burst: 10, store: down }, penaltyBox: false },
+    work,
+  );
+  running.push(storeDown);
+  const unavailable = wire(await send(storeDown.port));
+  return { steps, overloaded, critical, unavailable };
+}
