@@ -57,7 +57,12 @@ describe('the packed package', () => {
           `import * as m${i} from '${s}'; if (Object.keys(m${i}).length === 0) throw new Error('${s} is empty');`,
       )
       .join('\n');
-    writeFileSync(join(project, 'esm.mjs'), `${code}\nconsole.log('ok');`);
+    // The caller-side primitives come through both doors, as the same objects.
+    const same = `import * as core from 'spillway'; import * as client from 'spillway/client';
+for (const n of ['retryBudget', 'backoff', 'retry', 'circuitBreaker', 'adaptiveThrottle', 'DependencyOverloadedError']) {
+  if (typeof client[n] !== 'function' || client[n] !== core[n]) throw new Error('spillway/client ' + n);
+}`;
+    writeFileSync(join(project, 'esm.mjs'), `${code}\n${same}\nconsole.log('ok');`);
     expect((await run(process.execPath, ['esm.mjs'], { cwd: project })).stdout.trim()).toBe('ok');
   });
 

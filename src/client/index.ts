@@ -4,8 +4,9 @@
  * layer, full-jitter backoff that honours `Retry-After`, deadline, criticality and attempt
  * propagation, cancellation that releases the socket, a circuit breaker and SRE adaptive
  * throttling — and turns a callee's refusal into the typed error the HTTP guard passes up.
- * The primitives themselves (`retryBudget`, `backoff`, `retry`, `circuitBreaker`,
- * `adaptiveThrottle`) live in `spillway`.
+ * The primitives it is built from (`retryBudget`, `backoff`, `retry`, `circuitBreaker`,
+ * `adaptiveThrottle`) and the errors it throws are exported here too — the same objects as
+ * `spillway`'s, so either import works and `instanceof` holds across them.
  *
  * @module
  */
@@ -20,3 +21,30 @@ export {
   type FetchLike,
 } from './dependency.js';
 export { refusalOf, maxRefusalBodyBytes, type ResponseRefusal } from './response-signal.js';
+
+// The caller-side primitives and errors, re-exported from the core (one copy, two doors).
+export {
+  adaptiveThrottle,
+  backoff,
+  circuitBreaker,
+  classifyError,
+  isRetryBudget,
+  retry,
+  retryBudget,
+  CircuitOpenError,
+  DependencyOverloadedError,
+  DependencyTimeoutError,
+  RetryBudgetExhaustedError,
+  ThrottledError,
+  type AdaptiveThrottle,
+  type AdaptiveThrottleOptions,
+  type Backoff,
+  type BackoffOptions,
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  type CircuitBreakerState,
+  type RetryBudget,
+  type RetryBudgetOptions,
+  type RetryOptions,
+  type RetrySignal,
+} from '../index.js';
