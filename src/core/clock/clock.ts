@@ -30,9 +30,14 @@ export interface Clock {
 /** Node's `setTimeout` rejects delays above 2^31-1 ms by firing at once; clamp instead. */
 const maxTimerMs = 2_147_483_647;
 
+/**
+ * Whole milliseconds, rounded up (never early). Node's timers fire on a 1 ms tick anyway, but
+ * keep one list per distinct delay: a deadline's remaining 999.73 ms would get a list of its
+ * own — a heap insert and removal per request — where whole delays share one.
+ */
 function clampDelay(ms: number): number {
   if (!(ms > 0)) return 0;
-  return ms > maxTimerMs ? maxTimerMs : ms;
+  return ms > maxTimerMs ? maxTimerMs : Math.ceil(ms);
 }
 
 const perf = globalThis.performance;
