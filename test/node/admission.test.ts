@@ -226,6 +226,51 @@ describe('admission over node:http', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200]);
   });
 
+  it('never sheds critical-plus before critical: it displaces critical waiters, never the reverse', async () => {
+    const g = gate();
+    const { port, guard } = await start(
+      {
+        limit: 1,
+        maxQueue: 2,
+        maxQueueWaitMs: 60_000,
+        criticality: { ceiling: 'critical-plus' },
+      },
+      g.handler,
+    );
+    const queued = (n: number) => until(() => guard.stats()!.queued === n);
+    const c = (criticality: string) =>
+      send(port, { path: '/work', headers: { 'spillway-criticality': criticality } });
+    const typeOf = (a: { json<T>(): T }) => a.json<{ type: string }>().type.split(/[#:]/).pop();
+    const first = send(port, { path: '/work' });
+    await until(() => g.open.length === 1);
+    const critical = [c('critical')];
+    await queued(1);
+    critical.push(c('critical'));
+    await queued(2);
+    // A full line of critical work: a critical-plus arrival takes the newest critical place.
+    const plus = [c('critical-plus')];
+    const displaced = await critical[1]!;
+    expect([displaced.status, typeOf(displaced)]).toEqual([503, 'shed']);
+    plus.push(c('critical-plus'));
+    const displacedToo = await critical[0]!;
+    expect([displacedToo.status, typeOf(displacedToo)]).toEqual([503, 'shed']);
+    await queued(2);
+    // A line of critical-plus work: a critical arrival displaces nobody.
+    const late = await c('critical');
+    expect([late.status, typeOf(late)]).toEqual([503, 'temporary-reduced-capacity']);
+    g.releaseAll();
+    for (let served = 0; served < 2; served++) {
+      await until(() => g.open.length === 1);
+      expect(g.seen.at(-1)!.criticality).toBe('critical-plus');
+      g.releaseAll();
+    }
+    expect((await Promise.all([first, ...plus])).map((a) => a.status)).toEqual([200, 200, 200]);
+    // Nor can a configuration give critical-plus a smaller share of the line than critical.
+    expect(() =>
+      admission({ criticality: { lineShare: { 'critical-plus': 0.5, critical: 1 } } }),
+    ).toThrow(/lineShare\.critical/);
+  });
+
   it('a client cannot raise its criticality above the ceiling', async () => {
     const seen: string[] = [];
     const { port } = await start(
