@@ -36,8 +36,20 @@ export function formatRateLimitPolicy(
 export function formatRateLimit(name: string, remaining: number, resetMs: number): string {
   const r = remaining > 0 ? Math.floor(remaining) : 0;
   const t = resetMs > 0 ? Math.ceil(resetMs / 1000) : 0;
-  return `${quoted(name)};r=${r};t=${t}`;
+  // A client refused again and again gets the same field until a second passes: keep the last.
+  if (r !== lastR || t !== lastT || name !== lastName) {
+    lastField = `${quoted(name)};r=${r};t=${t}`;
+    lastName = name;
+    lastR = r;
+    lastT = t;
+  }
+  return lastField;
 }
+
+let lastName: string | undefined;
+let lastR = -1;
+let lastT = -1;
+let lastField = '';
 
 // Policy names are few and fixed per limiter: quote each once. Bounded; past the bound, quote
 // every time rather than grow.

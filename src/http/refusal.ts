@@ -203,49 +203,121 @@ export function refusalResponse(
       ? cachedParts(refusal.reason, signal)
       : bodyParts(row, signal, refusal.detail);
   let lines = fixedLines(names.retry, signal);
+  const q = refusal.quota;
+  let policy: string | undefined;
+  let now: string | undefined;
+  if (q !== undefined) {
+    policy = q.policyField ?? formatRateLimitPolicy(q.name, q);
+    now = formatRateLimit(q.name, q.remaining, q.resetMs);
+  }
   let body: string;
   let headers: string[];
   if (signal === 'later') {
     const retryAfterMs = Math.max(1, Math.ceil(refusal.retryAfterMs ?? 1000));
     const ms = String(retryAfterMs);
-    const seconds = String(retryAfterSeconds(retryAfterMs));
+    const seconds = retryAfterField(retryAfterMs);
     body = parts.head + ms + parts.tail;
-    headers = [
-      'content-type',
-      'application/problem+json',
-      'content-length',
-      String(parts.bytes + ms.length),
-      names.retry,
-      signal,
-      'retry-after',
-      seconds,
-    ];
-    if (lines !== undefined) lines += 'retry-after: ' + seconds + '\r\n';
+    const length = String(parts.bytes + ms.length);
+    // Each array is built whole: growing one to add the RateLimit fields costs a copy.
+    headers =
+      policy === undefined
+        ? [
+            'content-type',
+            'application/problem+json',
+            'content-length',
+            length,
+            names.retry,
+            signal,
+            'retry-after',
+            seconds.value,
+          ]
+        : [
+            'content-type',
+            'application/problem+json',
+            'content-length',
+            length,
+            names.retry,
+            signal,
+            'retry-after',
+            seconds.value,
+            'ratelimit-policy',
+            policy,
+            'ratelimit',
+            now!,
+          ];
+    if (lines !== undefined) lines += seconds.line;
   } else {
     body = parts.head + 'null' + parts.tail;
-    headers = [
-      'content-type',
-      'application/problem+json',
-      'content-length',
-      String(parts.bytes + 4),
-      names.retry,
-      signal,
-    ];
+    const length = String(parts.bytes + 4);
+    headers =
+      policy === undefined
+        ? [
+            'content-type',
+            'application/problem+json',
+            'content-length',
+            length,
+            names.retry,
+            signal,
+          ]
+        : [
+            'content-type',
+            'application/problem+json',
+            'content-length',
+            length,
+            names.retry,
+            signal,
+            'ratelimit-policy',
+            policy,
+            'ratelimit',
+            now!,
+          ];
   }
-  const q = refusal.quota;
-  if (q !== undefined) {
-    const policy = q.policyField ?? formatRateLimitPolicy(q.name, q);
-    const now = formatRateLimit(q.name, q.remaining, q.resetMs);
-    headers.push('ratelimit-policy', policy, 'ratelimit', now);
+  if (policy !== undefined && lines !== undefined) {
     // A policy field passed in was formatted elsewhere: check it before trusting it as a line.
-    if (lines !== undefined) {
-      lines =
-        q.policyField === undefined || isFieldValue(policy)
-          ? lines + 'ratelimit-policy: ' + policy + '\r\nratelimit: ' + now + '\r\n'
-          : undefined;
-    }
+    const more = rateLimitLines(policy, now!, q!.policyField !== undefined);
+    lines = more === undefined ? undefined : lines + more;
   }
   return new BuiltRefusal({ status: row.status, signal, headers, body }, lines);
+}
+
+/** `Retry-After` for a wait, as a value and as a line; the last one is kept (seconds repeat). */
+interface RetryAfterField {
+  readonly seconds: number;
+  readonly value: string;
+  readonly line: string;
+}
+
+let lastRetryAfter: RetryAfterField = { seconds: 1, value: '1', line: 'retry-after: 1\r\n' };
+
+function retryAfterField(retryAfterMs: number): RetryAfterField {
+  const seconds = retryAfterSeconds(retryAfterMs);
+  if (seconds !== lastRetryAfter.seconds) {
+    const value = String(seconds);
+    lastRetryAfter = { seconds, value, line: 'retry-after: ' + value + '\r\n' };
+  }
+  return lastRetryAfter;
+}
+
+// The RateLimit fields as lines, for the last policy and state seen: a client refused again and
+// again gets the same two fields until a second passes, so they are joined (and a policy field
+// passed in is checked) once, not per refusal.
+let lastPolicy: string | undefined;
+let lastNow: string | undefined;
+let lastCheck = false;
+let lastLines: string | undefined;
+
+/** `RateLimit-Policy` and `RateLimit` as lines; `undefined` if `policy` needs a check it fails. */
+function rateLimitLines(policy: string, now: string, check: boolean): string | undefined {
+  if (policy !== lastPolicy || now !== lastNow || check !== lastCheck) {
+    lastPolicy = policy;
+    lastNow = now;
+    lastCheck = check;
+    lastLines =
+      !check || isFieldValue(policy)
+        ? 'ratelimit-policy: ' + policy + '\r\nratelimit: ' + now + '\r\n'
+        : undefined;
+  }
+  return lastLines;
 }
 
 // `Content-Type` and `Spillway-Retry` as lines, per name of the signal field and signal. Bounded:
