@@ -55,8 +55,15 @@ function sendRefusal(
   const h = response.headers;
   for (let i = 0; i < h.length; i += 2) void reply.header(h[i]!, h[i + 1]!);
   if (closeConnection) void reply.header('connection', 'close');
-  // A Buffer, so Fastify sends the body as is (a string would get a charset parameter added).
-  void reply.code(response.status).send(Buffer.from(response.body));
+  // The body as a string through a serializer of its own: Fastify then sends it as is (with no
+  // charset parameter added to the content type), and node:http sends head and body in one
+  // write, where a Buffer is first copied and then leaves with the head in a two-part writev.
+  void reply.code(response.status).serializer(asIs).send(response.body);
+}
+
+/** Sends a string unchanged; anything else (an error handler's object, say) as JSON. */
+function asIs(payload: unknown): string {
+  return typeof payload === 'string' ? payload : JSON.stringify(payload);
 }
 
 const plugin: FastifyPluginCallback<AdmissionOptions> = (
