@@ -253,6 +253,36 @@ describe('every adapter answers exactly like the node guard', () => {
     }
   });
 
+  it('Fastify: a refusal passes through onSend and onResponse hooks, body and type unchanged', async () => {
+    // No route has settings of its own here, so the plugin never reads routeOptions.
+    const app = Fastify();
+    await app.register(fastifySpillway, {
+      clock: createVirtualClock(),
+      penaltyBox: false,
+      quota: { ratePerSec: 1, burst: 1, name: 'api' },
+    });
+    const seen: { payload: unknown; type: unknown }[] = [];
+    const responses: number[] = [];
+    app.addHook('onSend', (_request, reply, payload, next) => {
+      seen.push({ payload, type: reply.getHeader('content-type') });
+      next();
+    });
+    app.addHook('onResponse', (_request, reply, next) => {
+      responses.push(reply.statusCode);
+      next();
+    });
+    app.get('/*', () => 'ok');
+    expect((await app.inject({ url: '/a' })).statusCode).toBe(200);
+    const refused = await app.inject({ url: '/a' });
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['content-type']).toBe('application/problem+json');
+    expect(refused.headers['content-length']).toBe(String(refused.body.length));
+    expect(refused.headers['ratelimit-policy']).toBe('"api";q=1;w=1');
+    expect(seen[1]).toEqual({ payload: refused.body, type: 'application/problem+json' });
+    expect(responses).toEqual([200, 429]);
+    await app.close();
+  });
+
   it('Fastify: per-route config and inject', async () => {
     const app = Fastify();
     await app.register(fastifySpillway, { clock: createVirtualClock(), penaltyBox: false });
