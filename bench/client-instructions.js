@@ -1,0 +1,346 @@
+#!/usr/bin/env node
+// The caller's side of the issue (spillway/client: dependency.fetch ≤ 1.05 × a bare fetch per
+// call) counted in instructions: bench/client.js measures it in CPU time, but a loopback fetch
+// on a shared 2-core VM varies by ±20 % from one moment to the next, which hides a 5 %
+// difference. Here the CALLING process runs under valgrind's callgrind, which counts the
+// instructions it executes in user space; the loopback keep-alive server (200, a 2-byte body,
+// as in bench/client.js) runs in an ordinary child process and is not counted. The kernel's
+// share (one socket write and read per call in every case) is left out, so a ratio of counts
+// overstates a ratio of CPU times, never understates.
+// Each case runs in its own process (one process for several cases would mix their JIT state),
+// with V8 --single-threaded so that compilation and GC land on the counted thread the same way
+// every run. A case makes W sequential warm-up calls, then, for each of several windows, its
+// counters are zeroed, it makes N counted calls (each reads the body) and the count is dumped.
+// The figure is the median window's instructions per call WITHOUT V8's optimizing compiler and
+// garbage collector (their functions picked by name from the dump), each shown in its own
+// column. Both move a window far more than a 5 % difference: on Node 20, undici's `Fetch` and
+// `fetching` are sent to TurboFan again every few hundred calls and each attempt is abandoned
+// ("dependency change"), forever, at millions of instructions a time; and what a scavenge or an
+// incremental-marking step costs depends on the state the heap happens to be in (the same case
+// measured 64 k and 128 k GC instructions per call in two processes). What is left (the JS, the
+// builtins, the rest of the runtime and node) still moves by about ±5 % between windows, as code
+// is deoptimized and reoptimized: read the medians, and run it twice.
+// Two cases run at once (counts do not depend on contention).
+// Usage: node bench/client-instructions.js [--requests 1000] [--warmup 4000] [--windows 3]
+//                                          [--only a,b] [--dist other/dist] [--json]
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '1000' },
+    warmup: { type: 'string', default: '4000' },
+    windows: { type: 'string', default: '3' },
+    only: { type: 'string' },
+    // Another build of Spillway to measure (e.g. a copy of dist/ made before a change).
+    dist: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    // Internal: the process under valgrind runs one case against this URL.
+    case: { type: 'string' },
+    url: { type: 'string' },
+  },
+});
+
+// bench/client.js's deadline is 5 s; a call under valgrind can take that long when V8 compiles
+// during it, so here it is 50 s (the bare and the Spillway rows both send five digits).
+const deadlineMs = 50_000;
+
+// V8's garbage collector and optimizing compiler, by function name (their C++ is symbolized in
+// Node's binary; JIT code, builtins and the rest of the runtime are not matched).
+const compilerFunction =
+  /v8::internal::(compiler::|Compiler::|Runtime_Compile|OptimizedCompilationInfo|Zone::|AccountingAllocator|turboshaft::|SourcePositionTable|CodeGenerator|BytecodeGraphBuilder)/;
+const gcFunction =
+  /v8::internal::\S*(Scaveng|Sweep|Mark|Evacuat|GCTracer|Heap::|Pretenuring|Remembered|SlotSet|Compactor|BodyDescriptor|MemoryChunk|FreeList|MinorGC|SemiSpace|NewSpace|PagedSpace|LargeObjectSpace|RootVisitor|WeakObjects|LocalHeap)|heap::base::|cppgc::|v8::platform::Default/;
+
+const importClient = () =>
+  import(
+    values.dist === undefined
+      ? '../dist/client/index.js'
+      : pathToFileURL(join(values.dist, 'client/index.js')).href
+  );
+
+/** Each case's call, made fresh in its own process; `url` ends with '/'. */
+const cases = {
+  'bare fetch(url)': async (url) => async () => (await fetch(url)).arrayBuffer(),
+  // What the contract itself puts on the wire: the propagation fields a default call sends.
+  'bare fetch(url) with the two propagation fields': async (url) => {
+    const init = { headers: { 'spillway-criticality': 'critical', 'spillway-attempt': '1' } };
+    return async () => (await fetch(url, init)).arrayBuffer();
+  },
+  // …and with a deadline: its field, and a signal (with its timer) that would cancel the request.
+  'bare fetch(url) with three fields and an abort signal': async (url) => async () => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), deadlineMs);
+    const headers = {
+      'spillway-criticality': 'sheddable',
+      'spillway-attempt': '1',
+      'spillway-deadline': String(deadlineMs),
+    };
+    try {
+      return await (await fetch(url, { headers, signal: controller.signal })).arrayBuffer();
+    } finally {
+      clearTimeout(timer);
+    }
+  },
+  'dependency({ name, baseUrl }).fetch(path), defaults': async (url) => {
+    const { dependency } = await importClient();
+    const dep = dependency({ name: 'bench', baseUrl: url });
+    return async () => (await dep.fetch('/')).arrayBuffer();
+  },
+  'dependency.fetch(path, undefined, { deadline, criticality })': async (url) => {
+    const { dependency } = await importClient();
+    const dep = dependency({ name: 'bench', baseUrl: url });
+    const options = { deadline: deadlineMs, criticality: 'sheddable' };
+    return async () => (await dep.fetch('/', undefined, options)).arrayBuffer();
+  },
+  'dependency.fetch(path), breaker and throttle off': async (url) => {
+    const { dependency } = await importClient();
+    const dep = dependency({ name: 'bench', baseUrl: url, breaker: false, throttle: false });
+    return async () => (await dep.fetch('/')).arrayBuffer();
+  },
+};
+const bareCase = 'bare fetch(url)';
+
+if (values.case !== undefined) {
+  // The counted process: warm up, then one window of counted calls per 'go' from the parent.
+  const make = cases[values.case];
+  if (make === undefined || values.url === undefined) throw new Error(`no case ${values.case}`);
+  const call = await make(values.url);
+  const run = async (n) => {
+    for (let i = 0; i < n; i++) await call();
+  };
+  process.on('message', async (m) => {
+    if (m.warmup !== undefined) {
+      await run(m.warmup);
+      process.send({ ready: true });
+    } else if (m.requests !== undefined) {
+      await run(m.requests);
+      process.send({ done: true });
+    } else if (m.exit === true) {
+      process.exit(0);
+    }
+  });
+  process.send({ started: true });
+} else {
+  await main();
+}
+
+async function main() {
+  const requests = Number(values.requests);
+  const warmup = Number(values.warmup);
+  const windows = Number(values.windows);
+  if (!(requests > 0) || !(warmup >= 0) || !(windows >= 1)) {
+    throw new Error('--requests, --warmup and --windows must be numbers');
+  }
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    console.error("valgrind is not installed (Debian's valgrind package); see bench/client.js");
+    process.exit(2);
+  }
+  const wanted = values.only?.split(',');
+  const names = Object.keys(cases).filter(
+    (c) => wanted === undefined || c === bareCase || wanted.some((w) => c.includes(w)),
+  );
+
+  // The server, as in bench/client.js, in an ordinary (uncounted) process.
+  const serverCode = `
+    const http = require('node:http');
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+      res.end('ok');
+    });
+    server.keepAliveTimeout = 60_000;
+    server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
+  `;
+  const server = spawn(process.execPath, ['-e', serverCode], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise((resolve, reject) => {
+    server.stdout.once('data', (d) => resolve(Number(String(d).trim())));
+    server.once('error', reject);
+  });
+  const url = `http://127.0.0.1:${port}/`;
+  const dir = mkdtempSync(join(tmpdir(), 'spillway-client-callgrind-'));
+
+  const live = new Set();
+
+  /** Instructions per call in each window of one case. */
+  async function count(name) {
+    const prefix = name.replace(/\W+/g, '_').slice(0, 60);
+    const child = spawn(
+      'valgrind',
+      [
+        '--tool=callgrind',
+        '-q',
+        `--callgrind-out-file=${join(dir, `${prefix}.%p`)}`,
+        process.execPath,
+        '--single-threaded',
+        // A young generation of fixed size: left to grow, it settles differently in each process.
+        '--min-semi-space-size=1',
+        '--max-semi-space-size=1',
+        new URL(import.meta.url).pathname,
+        '--case',
+        name,
+        '--url',
+        url,
+        ...(values.dist === undefined ? [] : ['--dist', resolve(values.dist)]),
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+    );
+    live.add(child);
+    const messages = [];
+    let waiting;
+    child.on('message', (m) => {
+      if (waiting === undefined) messages.push(m);
+      else waiting(m);
+    });
+    const exited = new Promise((_, reject) =>
+      child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`))),
+    );
+    exited.catch(() => {});
+    const next = () =>
+      Promise.race([
+        exited,
+        new Promise((resolve) => {
+          if (messages.length > 0) resolve(messages.shift());
+          else
+            waiting = (m) => {
+              waiting = undefined;
+              resolve(m);
+            };
+        }),
+      ]);
+    await next(); // started
+    child.send({ warmup });
+    await next(); // ready
+    const perCall = [];
+    for (let w = 0; w < windows; w++) {
+      execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' });
+      child.send({ requests });
+      await next(); // done
+      const before = new Set(readdirSync(dir));
+      execFileSync('callgrind_control', ['--dump', String(child.pid)], { stdio: 'ignore' });
+      const file = readdirSync(dir).find(
+        (f) => f.startsWith(`${prefix}.${child.pid}.`) && !before.has(f),
+      );
+      if (file === undefined) throw new Error(`no callgrind dump for ${name}`);
+      const summary = /^summary: (\d+)$/m.exec(readFileSync(join(dir, file), 'utf8'));
+      const { compile, gc } = compileAndGc(join(dir, file));
+      const total = Number(summary[1]);
+      perCall.push({
+        total: total / requests,
+        work: (total - compile - gc) / requests,
+        compile: compile / requests,
+        gc: gc / requests,
+      });
+    }
+    child.removeAllListeners('exit');
+    child.kill('SIGKILL');
+    live.delete(child);
+    return perCall;
+  }
+
+  const results = new Map();
+  const queue = [...names];
+  let finished = 0;
+  async function worker() {
+    for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+      results.set(name, await count(name));
+      process.stderr.write(`\r${++finished}/${names.length} counted (${name})`.padEnd(100));
+    }
+  }
+  try {
+    await Promise.all([worker(), worker()]);
+  } finally {
+    for (const child of live) {
+      child.removeAllListeners('exit');
+      child.kill('SIGKILL');
+    }
+    server.kill();
+  }
+  process.stderr.write('\n');
+  if (process.env.KEEP_CALLGRIND === undefined) rmSync(dir, { recursive: true, force: true });
+  else process.stderr.write(`callgrind files kept in ${dir}\n`);
+
+  const bare = median(results.get(bareCase).map((w) => w.work));
+  const rows = names.map((name) => {
+    const ws = results.get(name);
+    const work = ws.map((w) => w.work);
+    const m = median(work);
+    return {
+      name,
+      instructionsPerCall: Math.round(m),
+      min: Math.round(Math.min(...work)),
+      max: Math.round(Math.max(...work)),
+      ratio: m / bare,
+      gcPerCall: Math.round(median(ws.map((w) => w.gc))),
+      compilePerCall: Math.round(median(ws.map((w) => w.compile))),
+      totalPerCall: Math.round(median(ws.map((w) => w.total))),
+      windows: ws.map((w) => ({
+        total: Math.round(w.total),
+        work: Math.round(w.work),
+        compile: Math.round(w.compile),
+        gc: Math.round(w.gc),
+      })),
+    };
+  });
+  if (values.json) {
+    console.log(
+      JSON.stringify(
+        { node: process.version, dist: values.dist ?? 'dist', requests, warmup, windows, rows },
+        null,
+        2,
+      ),
+    );
+    return;
+  }
+  const n = (x) => x.toLocaleString('en');
+  console.log(
+    `Node ${process.version}; user-space instructions of the calling process per call, without V8's optimizing compiler and GC (shown apart); ${warmup} warm-up calls, then ${windows} windows of ${requests} counted calls: median window, range over windows.${values.dist === undefined ? '' : ` Build: ${values.dist}.`}\n`,
+  );
+  console.log(
+    '| case | instructions per call | windows (min–max) | × bare fetch(url) | GC (left out) | compiler (left out) | all |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) {
+    console.log(
+      `| ${r.name} | ${n(r.instructionsPerCall)} | ${n(r.min)}–${n(r.max)} | ${r.ratio.toFixed(3)} | ${n(r.gcPerCall)} | ${n(r.compilePerCall)} | ${n(r.totalPerCall)} |`,
+    );
+  }
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/**
+ * Instructions a dump spent in V8's optimizing compiler and in its garbage collector: the
+ * exclusive cost of every function matched by name, read with callgrind_annotate.
+ */
+function compileAndGc(file) {
+  const out = execFileSync('callgrind_annotate', ['--threshold=100', '--inclusive=no', file], {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  let compile = 0;
+  let gc = 0;
+  let listed = false;
+  for (const line of out.split('\n')) {
+    if (!listed) {
+      listed = line.includes('file:function');
+      continue;
+    }
+    const m = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line);
+    if (m === null) continue;
+    const ir = Number(m[1].replaceAll(',', ''));
+    if (compilerFunction.test(m[2])) compile += ir;
+    else if (gcFunction.test(m[2])) gc += ir;
+  }
+  return { compile, gc };
+}
