@@ -56,6 +56,22 @@ describe('dependency options', () => {
       /`signal`/,
     );
     await expect(dep.call(5 as never)).rejects.toThrow(/`fn`/);
+    await expect(dep.call(() => 1, 5 as never)).rejects.toThrow(/`options`/);
+  });
+
+  it('a call that cannot start rejects; it never throws', async () => {
+    const dep = dependency({ name: 'x', fetch: answering(200), baseUrl: 'http://x' });
+    const bad = [
+      () => dep.fetch('http://[', undefined),
+      () => dep.fetch('/', { method: 5 as never }),
+      () => dep.fetch('/', undefined, 5 as never),
+      () => dep.call(() => 1, null as never),
+    ];
+    for (const start of bad) {
+      let started: Promise<unknown> | undefined;
+      expect(() => (started = start())).not.toThrow();
+      await expect(started).rejects.toBeInstanceOf(Error);
+    }
   });
 
   it('resolves string inputs against baseUrl as new URL(input, baseUrl) does', async () => {

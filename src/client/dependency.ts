@@ -375,10 +375,24 @@ class Client implements Dependency {
     return this.#s.limiter.queued;
   }
 
-  async fetch(
+  // Neither this nor #call is `async`: an async function returning a promise settles two
+  // microtasks after it, per layer. What throws before the call starts still rejects.
+  fetch(
     input: string | URL | Request,
     init?: RequestInit,
     options?: CallOptions,
+  ): Promise<Response> {
+    try {
+      return this.#fetch(input, init, options);
+    } catch (error) {
+      return rejection(error);
+    }
+  }
+
+  #fetch(
+    input: string | URL | Request,
+    init: RequestInit | undefined,
+    options: CallOptions | undefined,
   ): Promise<Response> {
     const s = this.#s;
     const target = typeof input === 'string' ? resolveUrl(input, s.baseUrl) : input;
@@ -393,22 +407,27 @@ class Client implements Dependency {
     const clock = s.clock;
     const work: Work<Response> = {
       async run(context, scope) {
-        const attemptInit: RequestInit = {
-          ...init,
-          headers: mergeHeaders(baseHeaders, context.headers),
-        };
-        if (scope.signal !== undefined) attemptInit.signal = scope.signal;
+        // The propagation fields are a fresh object per attempt that nothing else holds: sent
+        // as they are when the caller gave no headers of its own.
+        const headers =
+          baseHeaders === undefined ? context.headers : mergeHeaders(baseHeaders, context.headers);
+        const attemptInit: RequestInit = init === undefined ? { headers } : { ...init, headers };
+        const signal = scope.signal;
+        if (signal !== undefined) attemptInit.signal = signal;
         let response: Response;
         try {
           response = await fetchFn(target, attemptInit);
         } catch (error) {
-          if (scope.signal?.aborted === true) throw error;
+          if (signal?.aborted === true) throw error;
           throw new DependencyUnreachableError({
             sent: !isUnsentNetworkError(error),
             dependency: name,
             cause: error,
           });
         }
+        // Only 429 and 5xx can be refusals: any other answer skips refusalOf's promise.
+        const status = response.status;
+        if (status < 500 && status !== 429) return response;
         const refusal = await refusalOf(response, { names, wallNow: () => clock.wallNow() });
         if (refusal === undefined) return response;
         throw new DependencyOverloadedError(`${name} refused the request (${response.status})`, {
@@ -437,14 +456,18 @@ class Client implements Dependency {
     const work: Work<T> = {
       run: async (context) => await fn(context),
     };
-    return this.#call(work, options, {
-      idempotent: false,
-      replayable: true,
-      extraSignal: undefined,
-    });
+    try {
+      return this.#call(work, options, {
+        idempotent: false,
+        replayable: true,
+        extraSignal: undefined,
+      });
+    } catch (error) {
+      return rejection(error);
+    }
   }
 
-  async #call<T>(
+  #call<T>(
     work: Work<T>,
     options: CallOptions | undefined,
     defaults: {
@@ -529,8 +552,11 @@ class Client implements Dependency {
   async #attempt<T>(work: Work<T>, call: CallState, attempt: number): Promise<T> {
     const s = this.#s;
     const clock = s.clock;
+    const expiresAt = call.expiresAt;
+    // Without a deadline the clock is not read at all (twice per attempt saved).
+    const bounded = expiresAt !== Infinity;
     if (call.signal?.aborted === true) throw call.signal.reason;
-    if (call.expiresAt <= clock.now()) throw new DeadlineExceededError();
+    if (bounded && expiresAt <= clock.now()) throw new DeadlineExceededError();
     let ticket: BreakerCall | undefined;
     if (s.breaker !== undefined) {
       const d = s.breaker.tryAcquire();
@@ -540,7 +566,7 @@ class Client implements Dependency {
     const acquired = await s.limiter.acquire({
       signal: call.signal,
       criticality: call.criticality,
-      deadline: call.expiresAt,
+      deadline: expiresAt,
     });
     if (!acquired.ok) {
       ticket?.ignore();
@@ -548,7 +574,7 @@ class Client implements Dependency {
       throw rejectionError(acquired.reason, { retryAfterMs: acquired.retryAfterMs });
     }
     const permit = acquired.permit;
-    if (call.expiresAt !== Infinity && call.expiresAt <= clock.now()) {
+    if (bounded && expiresAt <= clock.now()) {
       // Granted at the very edge of the deadline: too late to send anything.
       permit.release('ignored');
       ticket?.ignore();
@@ -562,8 +588,7 @@ class Client implements Dependency {
         throw new ThrottledError({ rejectProbability: d.rejectProbability, dependency: s.name });
       }
     }
-    const now = clock.now();
-    const deadlineMs = call.expiresAt - now;
+    const deadlineMs = bounded ? expiresAt - clock.now() : Infinity;
     const timeoutFirst = s.timeoutMs < deadlineMs;
     const remainingMs = timeoutFirst
       ? s.timeoutMs
@@ -675,6 +700,12 @@ function resolveUrl(
   if (baseUrl === undefined) return input;
   if (input.charCodeAt(0) === 47 && input.charCodeAt(1) !== 47) return baseUrl.origin + input;
   return new URL(input, baseUrl.href).href;
+}
+
+/** What a throw inside an `async` function would have become: `error`, as a rejection. */
+function rejection(error: unknown): Promise<never> {
+  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passed on as thrown
+  return Promise.reject(error);
 }
 
 function isReplayable(body: unknown): boolean {
