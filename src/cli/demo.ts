@@ -41,7 +41,9 @@ and offers each, open loop, the same scenarios:
   greedy     one client at 400 req/s next to 100 clients at 1 req/s each
   10x        3,300 req/s for 5 s, then one more request timed after the rush
 
-It prints, per scenario and server: requests sent and ok, goodput as a fraction of capacity
+Each server is started fresh for each scenario, warmed up (1 s just under capacity, then
+0.5 s of the scenario's own load, so its refusal path is compiled too) and measured once its
+database is idle again. It prints, per scenario and server: requests sent and ok, goodput as a fraction of capacity
 (G), latency of ok answers, refusals by status, timeouts, refusal latency, the server's peak
 RSS and how long the next request took after the rush — then checks the targets. It writes
 an HTML report with charts (open it in a browser; it needs no network).

@@ -14,7 +14,17 @@ interface DemoJson {
     server: string;
     goodput: number;
     nextRequest: { ms: number | null; outcome: string } | null;
-    groups: { name: string; sent: number; ok: number; rejectedByStatus: Record<string, number> }[];
+    idleRssBytes: number;
+    peakRssBytes: number;
+    groups: {
+      name: string;
+      sent: number;
+      ok: number;
+      timeouts: number;
+      okP99Ms: number | null;
+      rejectionP99Ms: number | null;
+      rejectedByStatus: Record<string, number>;
+    }[];
   }[];
   targets: { name: string; pass: boolean; detail: string }[];
 }
@@ -59,6 +69,47 @@ describe('spillway demo --quick --json', () => {
       expect(hog.rejectedByStatus['429']).toBeGreaterThan(hog.sent / 3);
       expect(polite.ok / polite.sent).toBeGreaterThan(0.95);
       expect(demo.targets.length).toBeGreaterThan(0);
+    },
+  );
+
+  it(
+    'bounded holds at 10× capacity: refusals instead of timeouts, flat memory, at once after',
+    { timeout: 120_000 },
+    async () => {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [
+          main,
+          'demo',
+          '--quick',
+          '--json',
+          '--no-report',
+          '--servers',
+          'bounded',
+          '--scenarios',
+          '10x',
+        ],
+        { maxBuffer: 16 * 1024 * 1024, timeout: 110_000 },
+      );
+      const demo = JSON.parse(stdout) as DemoJson;
+      const run = demo.runs.find((r) => r.scenario === '10x' && r.server === 'bounded')!;
+      const g = run.groups[0]!;
+      console.log(
+        `demo --quick 10x: bounded G ${run.goodput.toFixed(2)}, ok p99 ${g.okP99Ms?.toFixed(1)} ms, ` +
+          `refusal p99 ${g.rejectionP99Ms?.toFixed(1)} ms, RSS +${((run.peakRssBytes - run.idleRssBytes) / 2 ** 20).toFixed(0)} MB, ` +
+          `next request ${run.nextRequest?.ms?.toFixed(0)} ms`,
+      );
+      // Loose on purpose (CI shares the machine with the other test files): these catch a bad
+      // regression — a line that grows, refusals that wait, work kept for callers who left —
+      // not a few milliseconds. The demo itself checks the real targets.
+      expect(run.goodput).toBeGreaterThan(0.8);
+      expect(g.timeouts).toBe(0);
+      expect(g.rejectedByStatus['503']).toBeGreaterThan(g.sent / 2);
+      expect(g.okP99Ms!).toBeLessThan(500);
+      expect(g.rejectionP99Ms!).toBeLessThan(250);
+      expect(run.peakRssBytes - run.idleRssBytes).toBeLessThan(64 * 2 ** 20);
+      expect(run.nextRequest?.outcome).toBe('ok');
+      expect(run.nextRequest!.ms!).toBeLessThan(500);
     },
   );
 });

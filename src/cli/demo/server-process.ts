@@ -15,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 export interface ServerStats {
   readonly rssBytes: number;
   readonly maxRssBytes: number;
+  /** The simulated database: connections in use and queries waiting for one. */
+  readonly db?: { readonly busy: number; readonly waiting: number };
 }
 
 /** A running reference server. */
