@@ -126,6 +126,8 @@ export {
 export {
   retryBudget,
   isRetryBudget,
+  carryBudget,
+  budgetCarriedBy,
   type RatioRetryBudgetOptions,
   type RetryBudget,
   type RetryBudgetExhaustedEvent,

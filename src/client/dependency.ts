@@ -15,6 +15,7 @@ import {
   backoff as makeBackoff,
   circuitBreaker,
   CircuitOpenError,
+  carryBudget,
   classifyError,
   concurrencyLimit,
   criticalities,
@@ -640,6 +641,10 @@ class Client implements Dependency {
       const failure = this.#failed(error, { scope, call, ticket });
       outcome =
         isSpillwayError(failure) && failure.code !== errorCodes.aborted ? 'dropped' : 'ignored';
+      // A failure of this dependency carries its budget: a retry() around this call that was
+      // given none draws from it, so the layers above cannot multiply the attempts.
+      if (isSpillwayError(failure) && (failure as { dependency?: unknown }).dependency === s.name)
+        carryBudget(failure, this.budget);
       throw failure;
     } finally {
       scope.dispose();

@@ -68,6 +68,21 @@ describe('retry budgets', () => {
     expect(single.budget.tryRetry()).toBe(false);
   });
 
+  it('by default: an application retry() given no budget draws from the dependency’s', async () => {
+    const clock = createVirtualClock();
+    const down = await serve(() => 503);
+    const single = dependency({ name: 'down', baseUrl: down.url, clock, retry: false, ...quiet });
+    for (let i = 0; i < 100; i++) {
+      await settleWith(
+        retry(() => single.fetch('/'), { idempotent: true, clock }),
+        clock,
+      ).catch(() => {});
+    }
+    // Without the shared tokens this would be 300 attempts (3 per call, nothing to stop it).
+    expect(down.seen.length).toBeLessThanOrEqual(100 + 5);
+    expect(single.budget.tryRetry()).toBe(false);
+  });
+
   it('one budget passed to several dependencies is shared by them', async () => {
     const clock = createVirtualClock();
     const shared = retryBudget({ maxTokens: 4 });

@@ -7,7 +7,7 @@ import { QueueFullError } from '../errors/rejected-error.js';
 import { RetryBudgetExhaustedError } from '../errors/retry-budget-error.js';
 import { DependencyUnreachableError } from '../errors/unreachable-error.js';
 import { DependencyTimeoutError } from '../errors/dependency-timeout-error.js';
-import { retryBudget } from '../retry-budget/retry-budget.js';
+import { budgetCarriedBy, carryBudget, retryBudget } from '../retry-budget/retry-budget.js';
 import { retry, type RetryContext } from './retry.js';
 
 function refusal(signal: RetrySignal, retryAfterMs?: number): DependencyOverloadedError {
@@ -149,6 +149,44 @@ describe('retry', () => {
     expect(error.attempts).toBe(1);
     expect(error.dependency).toBe('users');
     expect(error.code).toBe('SPILLWAY_E_RETRY_BUDGET');
+  });
+
+  it('without a budget of its own, spends the one the failure carries (and only withdraws)', async () => {
+    const clock = createVirtualClock();
+    const dependencyBudget = retryBudget({ maxTokens: 2 }); // one failure brings it to half
+    const marked = (): DependencyOverloadedError => {
+      const e = refusal('elsewhere');
+      carryBudget(e, dependencyBudget);
+      return e;
+    };
+    // Tokens 2 → 1 (a failure the dependency itself counted): at half, no retry is allowed.
+    dependencyBudget.recordFailure();
+    const { calls, fn } = callee(clock, [marked(), marked()]);
+    const error = await retry(fn, { clock, idempotent: true }).catch((e: unknown) => e);
+    expect(calls).toHaveLength(1);
+    expect(error).toBeInstanceOf(RetryBudgetExhaustedError);
+    // With tokens to spare the loop retries, and counts nothing itself: the dependency does.
+    const roomy = retryBudget();
+    const plain = refusal('elsewhere');
+    carryBudget(plain, roomy);
+    const again = callee(clock, [plain]);
+    const done = retry(again.fn, { clock, idempotent: true, backoff: noJitter });
+    await clock.advance(1_000);
+    expect(await done).toBe('ok');
+    expect(again.calls).toHaveLength(2);
+    // A budget given to the loop wins over the carried one.
+    const own = retryBudget();
+    const third = callee(clock, [marked()]);
+    const mine = retry(third.fn, { clock, idempotent: true, budget: own, backoff: noJitter });
+    await clock.advance(1_000);
+    expect(await mine).toBe('ok');
+    // The mark is invisible to logs and JSON, and only a real budget is read back.
+    expect(Object.keys(plain)).not.toContain('Symbol(spillway.retryBudget)');
+    expect(JSON.stringify(plain)).not.toContain('retryBudget');
+    expect(budgetCarriedBy(plain)).toBe(roomy);
+    expect(budgetCarriedBy(new Error('x'))).toBeUndefined();
+    expect(budgetCarriedBy('text')).toBeUndefined();
+    carryBudget(Object.freeze(new Error('frozen')), roomy); // left alone, no throw
   });
 
   it('waits at least the Retry-After the callee gave', async () => {

@@ -15,7 +15,7 @@ import { DependencyOverloadedError, type RetrySignal } from '../errors/overloade
 import { RetryBudgetExhaustedError } from '../errors/retry-budget-error.js';
 import { clockLike } from '../internal/validate.js';
 import { backoff, isBackoff, type Backoff, type BackoffOptions } from '../backoff/backoff.js';
-import { isRetryBudget, type RetryBudget } from '../retry-budget/retry-budget.js';
+import { budgetCarriedBy, isRetryBudget, type RetryBudget } from '../retry-budget/retry-budget.js';
 import { classifyError, type RetryClass } from './classify.js';
 
 /** The hard ceiling on attempts, as in gRPC: more attempts never help an overloaded callee. */
@@ -44,8 +44,9 @@ export interface RetryOptions {
   /** Attempts in all, the first included: 1 to 5. @default 3 */
   readonly maxAttempts?: number;
   /**
-   * The budget shared by every layer retrying the same dependency. Without one, only
-   * `maxAttempts` bounds the retries: pass one.
+   * The budget shared by every layer retrying the same dependency. Without one, a failure that
+   * carries its dependency's budget (every `spillway/client` error does; see `carryBudget`)
+   * draws from that; any other failure is bounded only by `maxAttempts`.
    */
   readonly budget?: RetryBudget | undefined;
   /** A backoff, or options for the default full-jitter one. @default backoff() */
@@ -141,7 +142,10 @@ function nextDelay(error: unknown, attempt: number, o: RetryOptions): number {
         : ending,
     );
   }
-  if (budget !== undefined && !budget.tryRetry()) {
+  // Without a budget of its own, the loop spends the one the failure's dependency carries:
+  // that dependency counted the attempt already, so only the withdrawal happens here.
+  const spend = budget ?? budgetCarriedBy(error);
+  if (spend !== undefined && !spend.tryRetry()) {
     throw new RetryBudgetExhaustedError({
       attempts: attempt,
       dependency: o.dependency ?? dependencyOf(error),
