@@ -10,6 +10,12 @@ import type { GroupStats, LoadResult, MachineInfo } from '../result.js';
 export type ReportRun = LoadResult & {
   /** Extra cells for the summary table, by column title (e.g. `{ 'server peak RSS': '84 MB' }`). */
   readonly notes?: Readonly<Record<string, string | number>>;
+  /**
+   * Whether the run is a point of the goodput-vs-offered-load chart. Leave out runs whose
+   * goodput is not a matter of how much was offered (a fairness scenario, where a quota refuses
+   * on purpose), or the chart mixes them with load runs at the same rate. @default true
+   */
+  readonly goodputChart?: boolean;
 };
 
 /** Options of {@link renderReport}. */
@@ -56,6 +62,7 @@ export interface ReportData {
     readonly totals: Summary;
     readonly groups: readonly Summary[];
     readonly notes: Readonly<Record<string, string | number>>;
+    readonly goodputChart: boolean;
     /** Columns: window end (s), then per-second rates and latency percentiles (ms). */
     readonly windows: {
       readonly t: number[];
@@ -111,6 +118,7 @@ export function reportData(options: ReportOptions): ReportData {
         totals: strip(run.totals),
         groups: run.groups.map(strip),
         notes: run.notes ?? {},
+        goodputChart: run.goodputChart !== false,
         windows: {
           t: windows.map((w) => (w.startMs + w.durationMs) / 1000),
           offered: rate((w) => w.offered, scheduled),

@@ -123,7 +123,7 @@ export const reportScript = String.raw`(function () {
   var tr = add(add(table, el('thead')), el('tr'));
   cols.forEach(function (c) { add(tr, el('th', c[2] === 'text' ? 'text' : null, c[0])); });
   noteKeys.forEach(function (k) { add(tr, el('th', null, k)); });
-  add(tr, el('th', 'text', 'Generator'));
+  add(tr, el('th', null, 'Generator: lag p99 · CPU'));
   var tbody = add(table, el('tbody'));
   data.runs.forEach(function (r) {
     var rows = [{ s: r.totals, name: r.label, run: true }];
@@ -136,8 +136,8 @@ export const reportScript = String.raw`(function () {
         if (i === 0 && row.run && r.series !== r.label) td.title = r.url;
       });
       noteKeys.forEach(function (k) { add(tr, el('td', null, row.run && r.notes[k] !== undefined ? r.notes[k] : '')); });
-      var v = add(tr, el('td', 'text' + (row.run && !r.valid ? ' bad' : ''), row.run
-        ? (r.valid ? '✓ lag p99 ' + ms(r.lagP99Ms) + ' · CPU ' + Math.round(r.cpuPercent) + ' %' : '✗ lag p99 ' + ms(r.lagP99Ms)) : ''));
+      var v = add(tr, el('td', row.run && !r.valid ? 'bad' : null, row.run
+        ? (r.valid ? '✓ ' : '✗ ') + ms(r.lagP99Ms) + ' · ' + Math.round(r.cpuPercent) + ' %' : ''));
       if (row.run && !r.valid) v.title = r.reasons.join('\n');
     });
   });
@@ -146,28 +146,32 @@ export const reportScript = String.raw`(function () {
     'Latencies count from the moment each request should have been sent (open loop, no coordinated omission); ' +
     'rejections (429/503) are never mixed into the latency of ok answers.'));
 
-  // Goodput vs offered load
-  if (data.runs.length > 1) {
+  // Goodput vs offered load, from the runs that are about load (see ReportRun.goodputChart)
+  var loadRuns = data.runs.filter(function (r) { return r.goodputChart; });
+  if (loadRuns.length > 1) {
     var gsec = add(root, el('section', 'card'));
     add(gsec, el('h2', null, 'Goodput vs offered load'));
-    var names = [];
-    data.runs.forEach(function (r) { if (names.indexOf(r.series) < 0) names.push(r.series); });
+    // Colours by each series' place among all runs, so a series keeps its colour on the page.
+    var allNames = [];
+    data.runs.forEach(function (r) { if (allNames.indexOf(r.series) < 0) allNames.push(r.series); });
+    var names = allNames.filter(function (n) { return loadRuns.some(function (r) { return r.series === n; }); });
     var xs = [];
-    data.runs.forEach(function (r) { var x = Math.round(r.totals.offeredPerSec); if (xs.indexOf(x) < 0) xs.push(x); });
+    loadRuns.forEach(function (r) { var x = Math.round(r.totals.offeredPerSec); if (xs.indexOf(x) < 0) xs.push(x); });
     xs.sort(function (a, b) { return a - b; });
     var cols2 = [xs];
     var series = [{ label: 'offered', value: function (u, v) { return v === null ? '–' : int(v) + ' req/s'; } }];
     var ymax = 0;
     names.forEach(function (name, i) {
       cols2.push(xs.map(function (x) {
-        var pts = data.runs.filter(function (r) { return r.series === name && Math.round(r.totals.offeredPerSec) === x; });
+        var pts = loadRuns.filter(function (r) { return r.series === name && Math.round(r.totals.offeredPerSec) === x; });
         if (pts.length === 0) return null;
         var g = pts.reduce(function (a, r) { return a + r.totals.goodputPerSec; }, 0) / pts.length;
         ymax = Math.max(ymax, g);
         return g;
       }));
-      series.push({ label: name, stroke: palette[i % palette.length], width: 2.5, spanGaps: true,
-        points: { show: true, size: 9, fill: palette[i % palette.length] },
+      var colour = palette[allNames.indexOf(name) % palette.length];
+      series.push({ label: name, stroke: colour, width: 2.5, spanGaps: true,
+        points: { show: true, size: 9, fill: colour },
         value: function (u, v) { return v === null ? '–' : rate(v) + ' req/s'; } });
     });
     if (data.capacityPerSec) {
@@ -189,7 +193,10 @@ export const reportScript = String.raw`(function () {
       ],
       series: series
     }, cols2);
-    add(gsec, el('p', 'caption', 'Each point is one run. A server that sheds load keeps goodput flat at its capacity however much is offered; one that queues everything collapses.'));
+    var left = data.runs.length - loadRuns.length;
+    add(gsec, el('p', 'caption', 'Each point is one run (the mean, where a server has several at the same offered load)' +
+      (left > 0 ? '; ' + left + ' run' + (left > 1 ? 's' : '') + ' not about load (fairness, slowdown) are left out' : '') +
+      '. A server that sheds load keeps goodput flat at its capacity however much is offered; one that queues everything collapses.'));
   }
 
   // Per scenario: runs side by side with shared axes

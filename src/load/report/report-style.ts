@@ -22,8 +22,8 @@ h4 { font-size: 12.5px; font-weight: 600; color: var(--muted); margin: 14px 0 4p
 .scroll { overflow-x: auto; }
 table.summary { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; font-size: 12.5px; }
 table.summary td.bad { color: #92400e; font-weight: 600; }
-table.summary th { text-align: right; font-weight: 600; color: #334155; padding: 6px 9px; border-bottom: 2px solid var(--line); white-space: nowrap; }
-table.summary td { text-align: right; padding: 6px 9px; border-bottom: 1px solid var(--line); white-space: nowrap; }
+table.summary th { text-align: right; vertical-align: bottom; font-weight: 600; color: #334155; padding: 6px 7px; border-bottom: 2px solid var(--line); }
+table.summary td { text-align: right; padding: 6px 7px; border-bottom: 1px solid var(--line); white-space: nowrap; }
 table.summary .text { text-align: left; white-space: normal; }
 table.summary td.text { min-width: 110px; }
 table.summary .key { font-weight: 600; }
