@@ -29,27 +29,32 @@ interface DemoJson {
   targets: { name: string; pass: boolean; detail: string }[];
 }
 
+/** `spillway demo --quick --json --no-report` for these servers and scenarios. */
+async function quickDemo(servers: string, scenarios: string, timeoutMs: number): Promise<DemoJson> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [
+      main,
+      'demo',
+      '--quick',
+      '--json',
+      '--no-report',
+      '--servers',
+      servers,
+      '--scenarios',
+      scenarios,
+    ],
+    { maxBuffer: 16 * 1024 * 1024, timeout: timeoutMs },
+  );
+  return JSON.parse(stdout) as DemoJson;
+}
+
 describe('spillway demo --quick --json', () => {
   it(
     'bounded beats naive by a wide margin, and recovers at once after the rush',
     { timeout: 180_000 },
     async () => {
-      const { stdout } = await promisify(execFile)(
-        process.execPath,
-        [
-          main,
-          'demo',
-          '--quick',
-          '--json',
-          '--no-report',
-          '--servers',
-          'naive,bounded',
-          '--scenarios',
-          'reference,greedy',
-        ],
-        { maxBuffer: 16 * 1024 * 1024, timeout: 170_000 },
-      );
-      const demo = JSON.parse(stdout) as DemoJson;
+      const demo = await quickDemo('naive,bounded', 'reference,greedy', 170_000);
       const run = (scenario: string, server: string) =>
         demo.runs.find((r) => r.scenario === scenario && r.server === server)!;
       const naive = run('reference', 'naive');
@@ -76,22 +81,7 @@ describe('spillway demo --quick --json', () => {
     'bounded holds at 10× capacity: refusals instead of timeouts, flat memory, at once after',
     { timeout: 120_000 },
     async () => {
-      const { stdout } = await promisify(execFile)(
-        process.execPath,
-        [
-          main,
-          'demo',
-          '--quick',
-          '--json',
-          '--no-report',
-          '--servers',
-          'bounded',
-          '--scenarios',
-          '10x',
-        ],
-        { maxBuffer: 16 * 1024 * 1024, timeout: 110_000 },
-      );
-      const demo = JSON.parse(stdout) as DemoJson;
+      const demo = await quickDemo('bounded', '10x', 110_000);
       const run = demo.runs.find((r) => r.scenario === '10x' && r.server === 'bounded')!;
       const g = run.groups[0]!;
       console.log(
