@@ -4,23 +4,13 @@ import { createServer, type Server } from 'node:http';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  DependencyOverloadedError,
-  Emitter,
-  type Criticality,
-  type RateDecision,
-  type RateStore,
-} from '../../src/index.js';
+import { DependencyOverloadedError } from '../../src/index.js';
 import { spillway } from '../../src/express/index.js';
 import { fastifySpillway } from '../../src/fastify/index.js';
-import {
-  admission,
-  type AdmissionOptions,
-  type EventLoopMonitor,
-  type RequestContext,
-} from '../../src/node/index.js';
+import { admission, type AdmissionOptions, type RequestContext } from '../../src/node/index.js';
 import { createVirtualClock } from '../../src/testing/index.js';
 import { close, keepAliveAgent, listen, send, until, type Answer } from '../helpers/http.js';
+import { loopMonitor, unreachableStore } from '../helpers/stand-ins.js';
 
 type Work = (path: string, context: RequestContext) => Promise<string>;
 
@@ -336,17 +326,7 @@ async function escalationScenario(harness: (o: AdmissionOptions, w: Work) => Pro
   }
   agent.destroy();
   // The event loop saturated: sheddable work is refused, critical work goes through.
-  const monitor: EventLoopMonitor = {
-    shouldShed: (criticality: Criticality | undefined) => criticality === 'sheddable',
-    onComplete: () => undefined,
-    saturated: true,
-    utilization: 1,
-    delayMs: 100,
-    safeInflight: Infinity,
-    onSample: new Emitter<never>().event,
-    close: () => undefined,
-    [Symbol.dispose]: () => undefined,
-  };
+  const monitor = loopMonitor((criticality) => criticality === 'sheddable');
   const loaded = await harness({ clock, eventLoop: monitor, penaltyBox: false }, work);
   running.push(loaded);
   const overloaded = wire(
@@ -354,18 +334,7 @@ async function escalationScenario(harness: (o: AdmissionOptions, w: Work) => Pro
   );
   const critical = wire(await send(loaded.port));
   // A shared quota store that cannot be reached, under the `closed` policy.
-  const down: RateStore<Promise<RateDecision>> = {
-    take: (_key, _n, policy) =>
-      Promise.resolve({
-        ok: false,
-        remaining: 0,
-        retryAfterMs: 1_000,
-        limit: policy.burst,
-        resetMs: 0,
-        degraded: true,
-        reason: 'store-unavailable',
-      }),
-  };
+  const down = unreachableStore();
   const storeDown = await harness(
     { clock, quota: { ratePerSec: 10, burst: 10, store: down }, penaltyBox: false },
     work,

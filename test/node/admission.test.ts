@@ -1,12 +1,7 @@
 // The node:http guard over real sockets on port 0, on a virtual clock so waits are exact.
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  DependencyOverloadedError,
-  QueueFullError,
-  type RateDecision,
-  type RateStore,
-} from '../../src/index.js';
+import { DependencyOverloadedError, QueueFullError } from '../../src/index.js';
 import {
   admission,
   type AdmissionOptions,
@@ -15,6 +10,7 @@ import {
 } from '../../src/node/index.js';
 import { createVirtualClock, type VirtualClock } from '../../src/testing/index.js';
 import { close, keepAliveAgent, listen, send, until } from '../helpers/http.js';
+import { unreachableStore } from '../helpers/stand-ins.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -77,19 +73,7 @@ describe('admission over node:http', () => {
   });
 
   it('a shared store that is down with policy closed answers 503 elsewhere, not 429', async () => {
-    // A RateStore whose backing service is unreachable and whose policy is to refuse.
-    const down: RateStore<Promise<RateDecision>> = {
-      take: (_key, _n, policy) =>
-        Promise.resolve({
-          ok: false,
-          remaining: 0,
-          retryAfterMs: 1_000,
-          limit: policy.burst,
-          resetMs: 0,
-          degraded: true,
-          reason: 'store-unavailable',
-        }),
-    };
+    const down = unreachableStore();
     const { port } = await start({ quota: { ratePerSec: 10, burst: 10, store: down } }, (_q, res) =>
       res.end('ok'),
     );

@@ -2,15 +2,11 @@
 // (a dependency's overload counts as a drop), and the event-loop signal sheds by criticality.
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  aimdLimit,
-  DependencyOverloadedError,
-  Emitter,
-  type Criticality,
-} from '../../src/index.js';
-import { admission, type EventLoopMonitor } from '../../src/node/index.js';
+import { aimdLimit, DependencyOverloadedError } from '../../src/index.js';
+import { admission } from '../../src/node/index.js';
 import { createVirtualClock } from '../../src/testing/index.js';
 import { close, listen, send } from '../helpers/http.js';
+import { loopMonitor } from '../helpers/stand-ins.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -52,20 +48,10 @@ describe('the guard and load signals', () => {
   it('sheds by the event-loop signal before taking a slot, and reports completions to it', async () => {
     const completions: number[] = [];
     let saturated = false;
-    const monitor: EventLoopMonitor = {
-      shouldShed: (criticality: Criticality | undefined) =>
-        saturated && criticality === 'sheddable',
-      onComplete: (ms: number) => void completions.push(ms),
-      get saturated() {
-        return saturated;
-      },
-      utilization: 0,
-      delayMs: 0,
-      safeInflight: Infinity,
-      onSample: new Emitter<never>().event,
-      close: () => undefined,
-      [Symbol.dispose]: () => undefined,
-    };
+    const monitor = loopMonitor(
+      (criticality) => saturated && criticality === 'sheddable',
+      (ms) => void completions.push(ms),
+    );
     const clock = createVirtualClock();
     const guard = admission({ eventLoop: monitor, clock });
     const server = createServer(guard.handle((_req, res) => res.end('ok')));
