@@ -29,6 +29,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { startOkServer } from './ok-server.js';
 
 const { values } = parseArgs({
   options: {
@@ -147,24 +148,8 @@ async function main() {
     (c) => wanted === undefined || c === bareCase || wanted.some((w) => c.includes(w)),
   );
 
-  // The server, as in bench/client.js, in an ordinary (uncounted) process.
-  const serverCode = `
-    const http = require('node:http');
-    const server = http.createServer((req, res) => {
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
-      res.end('ok');
-    });
-    server.keepAliveTimeout = 60_000;
-    server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
-  `;
-  const server = spawn(process.execPath, ['-e', serverCode], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise((resolve, reject) => {
-    server.stdout.once('data', (d) => resolve(Number(String(d).trim())));
-    server.once('error', reject);
-  });
-  const url = `http://127.0.0.1:${port}/`;
+  // The server bench/client.js calls too, in an ordinary (uncounted) process.
+  const { url, child: server } = await startOkServer();
   const dir = mkdtempSync(join(tmpdir(), 'spillway-client-callgrind-'));
 
   const live = new Set();

@@ -6,12 +6,12 @@
 //  3. dependency.call over a bare async call (the whole per-call overhead, without a network).
 // Cases of a group run interleaved in one process (BENCHMARKS.md rule 4).
 // Usage: node bench/client.js [--rounds N] [--json]
-import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { dependency } from '../dist/client/index.js';
 import { retry, retryBudget } from '../dist/index.js';
 import { runGroup, table } from './micro.js';
+import { startOkServer } from './ok-server.js';
 
 const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '15' }, json: { type: 'boolean', default: false } },
@@ -19,21 +19,7 @@ const { values } = parseArgs({
 const rounds = Number(values.rounds);
 
 // The server lives in its own process, so its CPU does not dilute the client's cost.
-const serverCode = `
-  const http = require('node:http');
-  const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
-    res.end('ok');
-  });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
-`;
-const child = spawn(process.execPath, ['-e', serverCode], { stdio: ['ignore', 'pipe', 'inherit'] });
-const port = await new Promise((resolve, reject) => {
-  child.stdout.once('data', (d) => resolve(Number(String(d).trim())));
-  child.once('error', reject);
-});
-const url = `http://127.0.0.1:${port}/`;
+const { url, child } = await startOkServer();
 
 const one = () => Promise.resolve(1);
 
