@@ -210,74 +210,70 @@ export function refusalResponse(
     policy = q.policyField ?? formatRateLimitPolicy(q.name, q);
     now = formatRateLimit(q.name, q.remaining, q.resetMs);
   }
-  let body: string;
-  let headers: string[];
+  // `retryAfterMs` in the body, and `Retry-After`, only when retrying here later makes sense.
+  let value = 'null';
+  let retryAfter: string | undefined;
   if (signal === 'later') {
     const retryAfterMs = Math.max(1, Math.ceil(refusal.retryAfterMs ?? 1000));
-    const ms = String(retryAfterMs);
     const seconds = retryAfterField(retryAfterMs);
-    body = parts.head + ms + parts.tail;
-    const length = String(parts.bytes + ms.length);
-    // Each array is built whole: growing one to add the RateLimit fields costs a copy.
-    headers =
-      policy === undefined
-        ? [
-            'content-type',
-            'application/problem+json',
-            'content-length',
-            length,
-            names.retry,
-            signal,
-            'retry-after',
-            seconds.value,
-          ]
-        : [
-            'content-type',
-            'application/problem+json',
-            'content-length',
-            length,
-            names.retry,
-            signal,
-            'retry-after',
-            seconds.value,
-            'ratelimit-policy',
-            policy,
-            'ratelimit',
-            now!,
-          ];
+    value = String(retryAfterMs);
+    retryAfter = seconds.value;
     if (lines !== undefined) lines += seconds.line;
-  } else {
-    body = parts.head + 'null' + parts.tail;
-    const length = String(parts.bytes + 4);
-    headers =
-      policy === undefined
-        ? [
-            'content-type',
-            'application/problem+json',
-            'content-length',
-            length,
-            names.retry,
-            signal,
-          ]
-        : [
-            'content-type',
-            'application/problem+json',
-            'content-length',
-            length,
-            names.retry,
-            signal,
-            'ratelimit-policy',
-            policy,
-            'ratelimit',
-            now!,
-          ];
   }
+  const body = parts.head + value + parts.tail;
+  const length = String(parts.bytes + value.length);
+  const headers = fieldList({ length, retryName: names.retry, signal, retryAfter, policy, now });
   if (policy !== undefined && lines !== undefined) {
     // A policy field passed in was formatted elsewhere: check it before trusting it as a line.
     const more = rateLimitLines(policy, now!, q!.policyField !== undefined);
     lines = more === undefined ? undefined : lines + more;
   }
   return new BuiltRefusal({ status: row.status, signal, headers, body }, lines);
+}
+
+/** The fields as a flat list, each built whole: growing an array to add fields costs a copy. */
+function fieldList(f: {
+  readonly length: string;
+  readonly retryName: string;
+  readonly signal: RetrySignal;
+  readonly retryAfter: string | undefined;
+  readonly policy: string | undefined;
+  readonly now: string | undefined;
+}): string[] {
+  const { length, retryName, signal, retryAfter, policy, now } = f;
+  const type = 'application/problem+json';
+  if (retryAfter === undefined) {
+    return policy === undefined
+      ? ['content-type', type, 'content-length', length, retryName, signal]
+      : [
+          'content-type',
+          type,
+          'content-length',
+          length,
+          retryName,
+          signal,
+          'ratelimit-policy',
+          policy,
+          'ratelimit',
+          now!,
+        ];
+  }
+  return policy === undefined
+    ? ['content-type', type, 'content-length', length, retryName, signal, 'retry-after', retryAfter]
+    : [
+        'content-type',
+        type,
+        'content-length',
+        length,
+        retryName,
+        signal,
+        'retry-after',
+        retryAfter,
+        'ratelimit-policy',
+        policy,
+        'ratelimit',
+        now!,
+      ];
 }
 
 /** `Retry-After` for a wait, as a value and as a line; the last one is kept (seconds repeat). */
