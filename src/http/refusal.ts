@@ -295,23 +295,24 @@ function retryAfterField(retryAfterMs: number): RetryAfterField {
 }
 
 // The RateLimit fields as lines, for the last policy and state seen: a client refused again and
-// again gets the same two fields until a second passes, so they are joined (and a policy field
-// passed in is checked) once, not per refusal.
+// again gets the same two fields until a second passes, so they are joined once, not per refusal.
 let lastPolicy: string | undefined;
 let lastNow: string | undefined;
-let lastCheck = false;
 let lastLines: string | undefined;
+// The last policy field passed in that passed the check: a route passes the same one every time,
+// so it is checked once, not each second as `RateLimit` changes.
+let checkedPolicy: string | undefined;
 
 /** `RateLimit-Policy` and `RateLimit` as lines; `undefined` if `policy` needs a check it fails. */
 function rateLimitLines(policy: string, now: string, check: boolean): string | undefined {
-  if (policy !== lastPolicy || now !== lastNow || check !== lastCheck) {
+  if (check && policy !== checkedPolicy) {
+    if (!isFieldValue(policy)) return undefined;
+    checkedPolicy = policy;
+  }
+  if (policy !== lastPolicy || now !== lastNow) {
     lastPolicy = policy;
     lastNow = now;
-    lastCheck = check;
-    lastLines =
-      !check || isFieldValue(policy)
-        ? 'ratelimit-policy: ' + policy + '\r\nratelimit: ' + now + '\r\n'
-        : undefined;
+    lastLines = 'ratelimit-policy: ' + policy + '\r\nratelimit: ' + now + '\r\n';
   }
   return lastLines;
 }
