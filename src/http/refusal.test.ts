@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DependencyOverloadedError, QueueFullError, RateLimitedError } from '../index.js';
+import { defaultHeaderNames } from './header-names.js';
 import { refusalFromError } from './refusal-from-error.js';
 import { refusalResponse, refusalTable, type RefusalReason } from './refusal.js';
 
@@ -82,6 +83,33 @@ describe('refusalResponse', () => {
       { deadline: 'x-d', criticality: 'x-c', attempt: 'x-a', retry: 'x-retry' },
     );
     expect(headerMap(r.headers)['x-retry']).toBe('later');
+  });
+
+  it('reuses the last strings built only for the same inputs, and never shares a header list', () => {
+    const quota = { name: 'q', ratePerSec: 1, burst: 1, remaining: 0, resetMs: 900 };
+    const a = refusalResponse({ reason: 'quota', retryAfterMs: 900, quota });
+    const b = refusalResponse({ reason: 'quota', retryAfterMs: 900, quota });
+    expect(b).toEqual(a);
+    expect(b.headers).not.toBe(a.headers);
+    a.headers.push('x-shard', 'b');
+    expect(b.headers).not.toContain('x-shard');
+    // Each input that changes a string changes it: the wait, the quota state, the reason,
+    // the signal, the field names, a detail.
+    const variants = [
+      refusalResponse({ reason: 'quota', retryAfterMs: 901, quota }),
+      refusalResponse({ reason: 'quota', retryAfterMs: 900, quota: { ...quota, resetMs: 1_900 } }),
+      refusalResponse({ reason: 'penalty', retryAfterMs: 900, quota }),
+      refusalResponse({ reason: 'quota', signal: 'elsewhere', quota }),
+      refusalResponse(
+        { reason: 'quota', retryAfterMs: 900, quota },
+        { ...defaultHeaderNames, retry: 'x-retry' },
+      ),
+      refusalResponse({ reason: 'quota', retryAfterMs: 900, quota, detail: 'Slow down.' }),
+    ];
+    for (const v of variants) {
+      expect(v.headers.join() + v.body).not.toBe(b.headers.join() + b.body);
+    }
+    expect(refusalResponse({ reason: 'quota', retryAfterMs: 900, quota })).toEqual(b);
   });
 });
 

@@ -149,43 +149,81 @@ export interface RefusalResponse {
 }
 
 /**
- * A response built by {@link refusalResponse}. Besides the public fields it keeps every field
- * but `Content-Length` as ready-to-send `name: value\r\n` lines, checked when built, so an
- * adapter can put them on the wire without checking each field again (see
- * `spillway/node`'s `writeRefusal`, where that check is a large part of a refusal's cost).
+ * A response's strings and what they were built from. Building them is most of a refusal's own
+ * cost, and under overload refusals come in runs with the same reason, wait and quota fields
+ * (the wait is in whole ms, and a refused client's fields change once a second), so the last
+ * set built is kept and reused while all of these stay the same.
+ */
+interface Strings {
+  readonly reason: RefusalReason;
+  readonly signal: RetrySignal;
+  /** Whole ms (≥ 1) for `later`, else undefined. */
+  readonly retryAfterMs: number | undefined;
+  readonly retryName: string;
+  readonly policy: string | undefined;
+  readonly now: string | undefined;
+  readonly status: 429 | 503;
+  /** `Content-Length`. */
+  readonly length: string;
+  readonly retryAfter: string | undefined;
+  readonly body: string;
+  /** Every field but `Content-Length` as `name: value\r\n` lines, checked; else undefined. */
+  readonly lines: string | undefined;
+  /** `lines`, the blank line and the body, joined when first asked for. */
+  tail: string | undefined;
+}
+
+let lastStrings: Strings | undefined;
+
+/** What an adapter splices into a head it has from its server: see {@link readyRefusalOf}. */
+export interface ReadyRefusal {
+  /** The value of `Content-Length`. */
+  readonly length: string;
+  /** Every other field as checked header lines, then the blank line, then the body. */
+  readonly tail: string;
+}
+
+/**
+ * A response built by {@link refusalResponse}. Besides the public fields it keeps its strings,
+ * with every field but `Content-Length` as ready-to-send lines checked when built, so an adapter
+ * can put them on the wire without checking each field again (see `spillway/node`'s
+ * `writeRefusal`, where that check is a large part of a refusal's cost).
  */
 class BuiltRefusal implements RefusalResponse {
   readonly status: 429 | 503;
   readonly signal: RetrySignal;
   readonly headers: string[];
   readonly body: string;
-  readonly #lines: string | undefined;
+  readonly #strings: Strings;
   readonly #count: number;
 
-  constructor(fields: RefusalResponse, lines: string | undefined) {
-    this.status = fields.status;
-    this.signal = fields.signal;
-    this.headers = fields.headers;
-    this.body = fields.body;
-    this.#lines = lines;
-    this.#count = fields.headers.length;
+  constructor(strings: Strings) {
+    this.status = strings.status;
+    this.signal = strings.signal;
+    // Its own list, every time: a caller may add fields to the response it was given.
+    this.headers = fieldList(strings);
+    this.body = strings.body;
+    this.#strings = strings;
+    this.#count = this.headers.length;
   }
 
-  static linesOf(this: void, response: RefusalResponse): string | undefined {
-    // A response with fields added since it was built is no longer described by its lines.
-    return #lines in response && response.headers.length === response.#count
-      ? response.#lines
-      : undefined;
+  static readyOf(this: void, response: RefusalResponse): ReadyRefusal | undefined {
+    // A response changed since it was built is no longer described by its strings.
+    if (!(#strings in response) || response.headers.length !== response.#count) return undefined;
+    const s = response.#strings;
+    if (s.lines === undefined || response.body !== s.body) return undefined;
+    s.tail ??= s.lines + '\r\n' + s.body;
+    return s as ReadyRefusal;
   }
 }
 
 /**
- * Every field of `response` but `Content-Length`, as header lines ready to send, checked when
- * built; `undefined` unless `response` came from {@link refusalResponse} unchanged (then write
- * it field by field). Internal to the adapters.
+ * Every field of `response` but `Content-Length` as header lines checked when built, then the
+ * blank line and the body; `undefined` unless `response` came from {@link refusalResponse}
+ * unchanged (then write it field by field). Internal to the adapters.
  */
-export const headerLinesOf: (response: RefusalResponse) => string | undefined =
-  BuiltRefusal.linesOf;
+export const readyRefusalOf: (response: RefusalResponse) => ReadyRefusal | undefined =
+  BuiltRefusal.readyOf;
 
 /**
  * Turns a refusal into a response. `later` carries `Retry-After` (whole seconds ≥ 1, rounded
@@ -196,13 +234,8 @@ export function refusalResponse(
   refusal: Refusal,
   names: HeaderNames = defaultHeaderNames,
 ): RefusalResponse {
-  const row = refusalTable[refusal.reason];
-  const signal = refusal.signal ?? row.signal;
-  const parts =
-    refusal.detail === undefined
-      ? cachedParts(refusal.reason, signal)
-      : bodyParts(row, signal, refusal.detail);
-  let lines = fixedLines(names.retry, signal);
+  const reason = refusal.reason;
+  const signal = refusal.signal ?? refusalTable[reason].signal;
   const q = refusal.quota;
   let policy: string | undefined;
   let now: string | undefined;
@@ -211,36 +244,74 @@ export function refusalResponse(
     now = formatRateLimit(q.name, q.remaining, q.resetMs);
   }
   // `retryAfterMs` in the body, and `Retry-After`, only when retrying here later makes sense.
+  const retryAfterMs =
+    signal === 'later' ? Math.max(1, Math.ceil(refusal.retryAfterMs ?? 1000)) : undefined;
+  let s = lastStrings;
+  if (
+    s === undefined ||
+    refusal.detail !== undefined ||
+    s.reason !== reason ||
+    s.signal !== signal ||
+    s.retryAfterMs !== retryAfterMs ||
+    s.retryName !== names.retry ||
+    s.policy !== policy ||
+    s.now !== now
+  ) {
+    s = buildStrings(
+      { reason, signal, retryAfterMs, retryName: names.retry, policy, now },
+      refusal,
+    );
+    if (refusal.detail === undefined) lastStrings = s;
+  }
+  return new BuiltRefusal(s);
+}
+
+/** The strings for `key`; `refusal` for its detail and whether its policy field needs a check. */
+function buildStrings(
+  key: Pick<Strings, 'reason' | 'signal' | 'retryAfterMs' | 'retryName' | 'policy' | 'now'>,
+  refusal: Refusal,
+): Strings {
+  const { reason, signal, retryAfterMs, retryName, policy, now } = key;
+  const row = refusalTable[reason];
+  const parts =
+    refusal.detail === undefined
+      ? cachedParts(reason, signal)
+      : bodyParts(row, signal, refusal.detail);
+  let lines = fixedLines(retryName, signal);
   let value = 'null';
   let retryAfter: string | undefined;
-  if (signal === 'later') {
-    const retryAfterMs = Math.max(1, Math.ceil(refusal.retryAfterMs ?? 1000));
+  if (retryAfterMs !== undefined) {
     const seconds = retryAfterField(retryAfterMs);
     value = String(retryAfterMs);
     retryAfter = seconds.value;
     if (lines !== undefined) lines += seconds.line;
   }
-  const body = parts.head + value + parts.tail;
-  const length = String(parts.bytes + value.length);
-  const headers = fieldList({ length, retryName: names.retry, signal, retryAfter, policy, now });
   if (policy !== undefined && lines !== undefined) {
     // A policy field passed in was formatted elsewhere: check it before trusting it as a line.
-    const more = rateLimitLines(policy, now!, q!.policyField !== undefined);
+    const more = rateLimitLines(policy, now!, refusal.quota?.policyField !== undefined);
     lines = more === undefined ? undefined : lines + more;
   }
-  return new BuiltRefusal({ status: row.status, signal, headers, body }, lines);
+  // One literal naming every field: `{ ...key, status, … }` here made V8 build a new hidden
+  // class per call (map migrations and a full GC every few thousand refusals: 2.7 × the cost).
+  return {
+    reason,
+    signal,
+    retryAfterMs,
+    retryName,
+    policy,
+    now,
+    status: row.status,
+    length: String(parts.bytes + value.length),
+    retryAfter,
+    body: parts.head + value + parts.tail,
+    lines,
+    tail: undefined,
+  };
 }
 
 /** The fields as a flat list, each built whole: growing an array to add fields costs a copy. */
-function fieldList(f: {
-  readonly length: string;
-  readonly retryName: string;
-  readonly signal: RetrySignal;
-  readonly retryAfter: string | undefined;
-  readonly policy: string | undefined;
-  readonly now: string | undefined;
-}): string[] {
-  const { length, retryName, signal, retryAfter, policy, now } = f;
+function fieldList(s: Strings): string[] {
+  const { length, retryName, signal, retryAfter, policy, now } = s;
   const type = 'application/problem+json';
   if (retryAfter === undefined) {
     return policy === undefined

@@ -18,7 +18,7 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { RefusalResponse } from '../http/index.js';
-import { headerLinesOf } from '../http/refusal.js';
+import { readyRefusalOf } from '../http/refusal.js';
 
 /** The two fields of node:http's outgoing message the one-write path relies on. */
 interface HeadInternals {
@@ -35,19 +35,17 @@ export function writeRefusal(
   response: RefusalResponse,
   closeConnection: boolean,
 ): void {
-  const lines = headerLinesOf(response);
-  if (lines !== undefined && canWriteInOne(res, response)) {
-    // A built response's body is ASCII, so its length is its Content-Length.
-    const length = String(response.body.length);
+  const ready = readyRefusalOf(response);
+  if (ready !== undefined && canWriteInOne(res, response)) {
     res.writeHead(
       response.status,
       closeConnection
-        ? ['content-length', length, 'connection', 'close']
-        : ['content-length', length],
+        ? ['content-length', ready.length, 'connection', 'close']
+        : ['content-length', ready.length],
     );
     const internals = res as unknown as HeadInternals;
-    // The head ends with the blank line: the fields go in before it, the body after it.
-    internals._header = internals._header!.slice(0, -2) + lines + '\r\n' + response.body;
+    // The head ends with the blank line: the other fields go in before it, the body after it.
+    internals._header = internals._header!.slice(0, -2) + ready.tail;
     res.end();
     return;
   }
