@@ -31,7 +31,6 @@ import {
   isUnsentNetworkError,
   maxAttemptsLimit,
   rejectionError,
-  retry,
   retryBudget,
   SpillwayArgumentError,
   SpillwayConfigError,
@@ -46,15 +45,18 @@ import {
   type CircuitBreakerOptions,
   type Clock,
   type ConcurrencyLimit,
+  type AcquireResult,
   type Criticality,
   type LimitSource,
+  type Permit,
   type PermitOutcome,
   type RetryBudget,
   type RetryBudgetOptions,
 } from '../index.js';
 import { defaultHeaderNames, type HeaderNames } from '../http/index.js';
 import { AttemptScope, joinSignals } from './attempt-scope.js';
-import { mergeHeaders, propagationHeaders } from './propagation.js';
+import { mergeHeaders, propagationHeaders, type HeadersLike } from './propagation.js';
+import { retryAfterFailure } from '../core/retry/retry.js';
 import { refusalOf } from './response-signal.js';
 
 /** A function with `fetch`'s shape: the global one, undici's, or any compatible wrapper. */
@@ -306,23 +308,61 @@ interface Settings {
   readonly names: HeaderNames;
 }
 
-/** One call's settled options. */
-interface CallState {
+/**
+ * One attempt's work. `start` begins it (what it throws is passed on as it is); `settle`, when
+ * given, reads what it resolved with: undefined when that is the answer as it stands (the
+ * common case, settled without another promise), or a promise of the answer, rejecting with
+ * the error to raise instead (a response that is a refusal). `failed` says whether an answer
+ * counts against the dependency (a 500 does); `fault` turns a rejection of the work into the
+ * error to handle. `idempotent`, `replayable` and `signal` are the call's defaults.
+ */
+interface Work<T> {
+  readonly idempotent: boolean;
+  readonly replayable: boolean;
+  readonly signal: AbortSignal | undefined;
+  start(context: DependencyContext, scope: AttemptScope): T | PromiseLike<T>;
+  settle?(value: T): Promise<T> | undefined;
+  failed?(value: T): boolean;
+  fault?(error: unknown, scope: AttemptScope): unknown;
+}
+
+/** One call: its work and its settled options. */
+interface CallState<T> {
+  readonly work: Work<T>;
+  /** Attempts allowed in all. */
+  readonly maxAttempts: number;
   readonly expiresAt: number;
   /** True when a caller signal already aborts at `expiresAt` (a `Deadline`'s): no timer needed. */
   readonly deadlineSignalled: boolean;
   /** Every caller signal joined (the options', the init's, the deadline's). */
   readonly signal: AbortSignal | undefined;
   readonly criticality: Criticality;
+  readonly idempotent: boolean;
 }
 
-/** An attempt's work, plus how to judge a value it resolved with (a 500 response is a failure). */
-interface Work<T> {
-  run(context: DependencyContext, scope: AttemptScope): Promise<T>;
-  failed?(value: T): boolean;
+/** One attempt of a call, and what it holds until it settles. */
+class Attempt<T> {
+  readonly call: CallState<T>;
+  /** 1 for the first. */
+  readonly number: number;
+  ticket: BreakerCall | undefined;
+  permit: Permit | undefined;
+  scope: AttemptScope = unboundedScope;
+
+  constructor(call: CallState<T>, number: number) {
+    this.call = call;
+    this.number = number;
+  }
 }
 
 const neverAborted = new AbortController().signal;
+/** The scope of an attempt nothing bounds: no signal, no timer, nothing to dispose. */
+const unboundedScope = new AttemptScope({
+  clock: systemClock,
+  callerSignal: undefined,
+  timerMs: Infinity,
+  reason: () => undefined,
+});
 
 /** What `call`'s function sees; the signal is made only if the function asks for it. */
 class Context implements DependencyContext {
@@ -351,6 +391,94 @@ class Context implements DependencyContext {
   }
 }
 
+/** `fetch` as one attempt's work: sends the propagation fields, reads the answer's signal. */
+class FetchWork implements Work<Response> {
+  readonly idempotent: boolean;
+  readonly replayable: boolean;
+  readonly signal: AbortSignal | undefined;
+  readonly #s: Settings;
+  readonly #target: string | URL | Request;
+  readonly #init: RequestInit | undefined;
+  readonly #baseHeaders: HeadersLike | undefined;
+
+  constructor(s: Settings, input: string | URL | Request, init: RequestInit | undefined) {
+    this.#s = s;
+    this.#target = typeof input === 'string' ? resolveUrl(input, s.baseUrl) : input;
+    this.#init = init;
+    const request = typeof input === 'object' && input instanceof Request ? input : undefined;
+    const method = init?.method ?? request?.method ?? 'GET';
+    this.idempotent = idempotentMethods.has(method) || idempotentMethods.has(method.toUpperCase());
+    // A streamed body cannot be sent twice, so such a request gets one attempt.
+    this.replayable = isReplayable(init?.body) && (request === undefined || request.body === null);
+    this.signal = init?.signal ?? undefined;
+    this.#baseHeaders = init?.headers ?? request?.headers;
+  }
+
+  start(context: DependencyContext, scope: AttemptScope): Promise<Response> {
+    // The propagation fields are a fresh object per attempt that nothing else holds: sent as
+    // they are when the caller gave no headers of its own.
+    const base = this.#baseHeaders;
+    const headers = base === undefined ? context.headers : mergeHeaders(base, context.headers);
+    const init = this.#init;
+    const attemptInit: RequestInit = init === undefined ? { headers } : { ...init, headers };
+    const signal = scope.signal;
+    if (signal !== undefined) attemptInit.signal = signal;
+    try {
+      return this.#s.fetch(this.#target, attemptInit);
+    } catch (error) {
+      // A fetch that throws instead of rejecting failed the same way (see `fault`).
+      return rejection(error);
+    }
+  }
+
+  settle(response: Response): Promise<Response> | undefined {
+    // Only 429 and 5xx can be refusals: any other answer is settled as it stands.
+    const status = response.status;
+    if (status < 500 && status !== 429) return undefined;
+    const s = this.#s;
+    return refusalOf(response, { names: s.names, wallNow: () => s.clock.wallNow() }).then(
+      (refusal) => {
+        if (refusal === undefined) return response;
+        throw new DependencyOverloadedError(`${s.name} refused the request (${status})`, {
+          signal: refusal.signal,
+          retryAfterMs: refusal.retryAfterMs,
+          dependency: s.name,
+          status,
+        });
+      },
+    );
+  }
+
+  failed(response: Response): boolean {
+    return response.status >= 500;
+  }
+
+  fault(error: unknown, scope: AttemptScope): unknown {
+    if (scope.signal?.aborted === true) return error;
+    return new DependencyUnreachableError({
+      sent: !isUnsentNetworkError(error),
+      dependency: this.#s.name,
+      cause: error,
+    });
+  }
+}
+
+/** Any function as one attempt's work: not idempotent unless the caller says so. */
+class CallWork<T> implements Work<T> {
+  readonly idempotent = false;
+  readonly replayable = true;
+  readonly signal = undefined;
+  readonly #fn: (context: DependencyContext) => T | PromiseLike<T>;
+
+  constructor(fn: (context: DependencyContext) => T | PromiseLike<T>) {
+    this.#fn = fn;
+  }
+
+  start(context: DependencyContext): T | PromiseLike<T> {
+    return this.#fn(context);
+  }
+}
+
 class Client implements Dependency {
   readonly name: string;
   readonly budget: RetryBudget;
@@ -376,75 +504,20 @@ class Client implements Dependency {
     return this.#s.limiter.queued;
   }
 
-  // Neither this nor #call is `async`: an async function returning a promise settles two
-  // microtasks after it, per layer. What throws before the call starts still rejects.
+  // Nothing on a call's way is `async`: an async function settles two microtasks after the
+  // promise it awaits, per layer. An attempt that succeeds costs one `.then` over the fetch
+  // itself; the retry loop is entered only after a failed first attempt. What throws before
+  // the call starts still rejects.
   fetch(
     input: string | URL | Request,
     init?: RequestInit,
     options?: CallOptions,
   ): Promise<Response> {
     try {
-      return this.#fetch(input, init, options);
+      return this.#call(new FetchWork(this.#s, input, init), options);
     } catch (error) {
       return rejection(error);
     }
-  }
-
-  #fetch(
-    input: string | URL | Request,
-    init: RequestInit | undefined,
-    options: CallOptions | undefined,
-  ): Promise<Response> {
-    const s = this.#s;
-    const target = typeof input === 'string' ? resolveUrl(input, s.baseUrl) : input;
-    const request = typeof input === 'object' && input instanceof Request ? input : undefined;
-    const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
-    // A streamed body cannot be sent twice, so such a request gets one attempt.
-    const replayable = isReplayable(init?.body) && (request === undefined || request.body === null);
-    const baseHeaders = init?.headers ?? request?.headers;
-    const fetchFn = s.fetch;
-    const name = s.name;
-    const names = s.names;
-    const clock = s.clock;
-    const work: Work<Response> = {
-      async run(context, scope) {
-        // The propagation fields are a fresh object per attempt that nothing else holds: sent
-        // as they are when the caller gave no headers of its own.
-        const headers =
-          baseHeaders === undefined ? context.headers : mergeHeaders(baseHeaders, context.headers);
-        const attemptInit: RequestInit = init === undefined ? { headers } : { ...init, headers };
-        const signal = scope.signal;
-        if (signal !== undefined) attemptInit.signal = signal;
-        let response: Response;
-        try {
-          response = await fetchFn(target, attemptInit);
-        } catch (error) {
-          if (signal?.aborted === true) throw error;
-          throw new DependencyUnreachableError({
-            sent: !isUnsentNetworkError(error),
-            dependency: name,
-            cause: error,
-          });
-        }
-        // Only 429 and 5xx can be refusals: any other answer skips refusalOf's promise.
-        const status = response.status;
-        if (status < 500 && status !== 429) return response;
-        const refusal = await refusalOf(response, { names, wallNow: () => clock.wallNow() });
-        if (refusal === undefined) return response;
-        throw new DependencyOverloadedError(`${name} refused the request (${response.status})`, {
-          signal: refusal.signal,
-          retryAfterMs: refusal.retryAfterMs,
-          dependency: name,
-          status: response.status,
-        });
-      },
-      failed: (response) => response.status >= 500,
-    };
-    return this.#call(work, options, {
-      idempotent: idempotentMethods.has(method),
-      replayable,
-      extraSignal: init?.signal ?? undefined,
-    });
   }
 
   call<T>(
@@ -454,52 +527,31 @@ class Client implements Dependency {
     if (typeof fn !== 'function') {
       return Promise.reject(new SpillwayArgumentError('fn', 'a function', fn));
     }
-    const work: Work<T> = {
-      run: async (context) => await fn(context),
-    };
     try {
-      return this.#call(work, options, {
-        idempotent: false,
-        replayable: true,
-        extraSignal: undefined,
-      });
+      return this.#call(new CallWork(fn), options);
     } catch (error) {
       return rejection(error);
     }
   }
 
-  #call<T>(
-    work: Work<T>,
-    options: CallOptions | undefined,
-    defaults: {
-      readonly idempotent: boolean;
-      readonly replayable: boolean;
-      readonly extraSignal: AbortSignal | undefined;
-    },
-  ): Promise<T> {
-    const s = this.#s;
-    const call = this.#callState(options, defaults.extraSignal);
-    const idempotent = options?.idempotent ?? defaults.idempotent;
-    s.budget.recordRequest();
-    return retry(({ attempt }) => this.#attempt(work, call, attempt), {
-      maxAttempts: defaults.replayable ? s.maxAttempts : 1,
-      budget: this.budget,
-      backoff: s.backoff,
-      signal: call.signal,
-      idempotent,
-      deadline: call.expiresAt,
-      dependency: s.name,
-      clock: s.clock,
-    });
+  #call<T>(work: Work<T>, options: CallOptions | undefined): Promise<T> {
+    const call = this.#callState(work, options);
+    this.#s.budget.recordRequest();
+    if (call.signal?.aborted === true) return rejection(call.signal.reason);
+    return this.#attempt(call, 1);
   }
 
-  #callState(options: CallOptions | undefined, extraSignal: AbortSignal | undefined): CallState {
+  #callState<T>(work: Work<T>, options: CallOptions | undefined): CallState<T> {
+    const maxAttempts = work.replayable ? this.#s.maxAttempts : 1;
     if (options === undefined) {
       return {
+        work,
+        maxAttempts,
         expiresAt: Infinity,
         deadlineSignalled: false,
-        signal: extraSignal,
+        signal: work.signal,
         criticality: 'critical',
+        idempotent: work.idempotent,
       };
     }
     if (typeof options !== 'object' || options === null) {
@@ -542,53 +594,88 @@ class Client implements Dependency {
       if (deadline.signal instanceof AbortSignal) deadlineSignal = deadline.signal;
     }
     return {
+      work,
+      maxAttempts,
       expiresAt,
       deadlineSignalled: deadlineSignal !== undefined,
-      signal: joinSignals([signal, extraSignal, deadlineSignal]),
+      signal: joinSignals([signal, work.signal, deadlineSignal]),
       criticality,
+      idempotent: idempotent ?? work.idempotent,
     };
   }
 
-  /** One attempt: deadline → breaker → slot → throttle → the work, with every outcome recorded. */
-  async #attempt<T>(work: Work<T>, call: CallState, attempt: number): Promise<T> {
+  /**
+   * One attempt: deadline → breaker → slot → throttle → the work, with every outcome recorded.
+   * Never throws: a failure rejects, or hands the first attempt over to the retry loop.
+   */
+  #attempt<T>(call: CallState<T>, number: number): Promise<T> {
+    const s = this.#s;
+    const attempt = new Attempt(call, number);
+    let acquired: AcquireResult | Promise<AcquireResult>;
+    try {
+      const expiresAt = call.expiresAt;
+      if (call.signal?.aborted === true) throw call.signal.reason;
+      // Without a deadline the clock is not read at all.
+      if (expiresAt !== Infinity && expiresAt <= s.clock.now()) throw new DeadlineExceededError();
+      if (s.breaker !== undefined) {
+        const d = s.breaker.tryAcquire();
+        if (!d.ok) throw new CircuitOpenError({ retryAfterMs: d.retryAfterMs, dependency: s.name });
+        attempt.ticket = d.call;
+      }
+      const limiter = s.limiter;
+      // A free slot is taken at once; only a wait in line costs a promise.
+      acquired =
+        limiter.queued === 0 && limiter.active < limiter.limit
+          ? limiter.tryAcquire()
+          : limiter.acquire({
+              signal: call.signal,
+              criticality: call.criticality,
+              deadline: expiresAt,
+            });
+    } catch (error) {
+      attempt.ticket?.ignore();
+      return this.#ended(attempt, error);
+    }
+    if (acquired instanceof Promise) return acquired.then((a) => this.#granted(attempt, a));
+    return this.#granted(attempt, acquired);
+  }
+
+  /** The rest of an attempt, once the cap has answered. Never throws either. */
+  #granted<T>(attempt: Attempt<T>, acquired: AcquireResult): Promise<T> {
     const s = this.#s;
     const clock = s.clock;
-    const expiresAt = call.expiresAt;
-    // Without a deadline the clock is not read at all (twice per attempt saved).
-    const bounded = expiresAt !== Infinity;
-    if (call.signal?.aborted === true) throw call.signal.reason;
-    if (bounded && expiresAt <= clock.now()) throw new DeadlineExceededError();
-    let ticket: BreakerCall | undefined;
-    if (s.breaker !== undefined) {
-      const d = s.breaker.tryAcquire();
-      if (!d.ok) throw new CircuitOpenError({ retryAfterMs: d.retryAfterMs, dependency: s.name });
-      ticket = d.call;
-    }
-    const acquired = await s.limiter.acquire({
-      signal: call.signal,
-      criticality: call.criticality,
-      deadline: expiresAt,
-    });
+    const call = attempt.call;
+    const ticket = attempt.ticket;
     if (!acquired.ok) {
       ticket?.ignore();
-      if (acquired.reason === 'aborted' && call.signal !== undefined) throw call.signal.reason;
-      throw rejectionError(acquired.reason, { retryAfterMs: acquired.retryAfterMs });
+      const error: unknown =
+        acquired.reason === 'aborted' && call.signal !== undefined
+          ? call.signal.reason
+          : rejectionError(acquired.reason, { retryAfterMs: acquired.retryAfterMs });
+      return this.#ended(attempt, error);
     }
     const permit = acquired.permit;
+    const expiresAt = call.expiresAt;
+    const bounded = expiresAt !== Infinity;
     if (bounded && expiresAt <= clock.now()) {
       // Granted at the very edge of the deadline: too late to send anything.
       permit.release('ignored');
       ticket?.ignore();
-      throw new DeadlineExceededError();
+      return this.#ended(attempt, new DeadlineExceededError());
     }
     if (s.throttle !== undefined) {
       const d = s.throttle.tryRequest(call.criticality);
       if (!d.ok) {
         permit.release('ignored');
         ticket?.ignore();
-        throw new ThrottledError({ rejectProbability: d.rejectProbability, dependency: s.name });
+        const error = new ThrottledError({
+          rejectProbability: d.rejectProbability,
+          dependency: s.name,
+        });
+        return this.#ended(attempt, error);
       }
     }
+    attempt.permit = permit;
     const deadlineMs = bounded ? expiresAt - clock.now() : Infinity;
     const timeoutFirst = s.timeoutMs < deadlineMs;
     const remainingMs = timeoutFirst
@@ -598,95 +685,143 @@ class Client implements Dependency {
         : deadlineMs;
     // A Deadline's own signal already aborts at expiresAt: a timer is needed only for timeoutMs.
     const timerMs = timeoutFirst || !call.deadlineSignalled ? (remainingMs ?? Infinity) : Infinity;
-    const scope = new AttemptScope({
-      clock,
-      callerSignal: call.signal,
-      timerMs,
-      reason: () =>
-        timeoutFirst
-          ? new DependencyTimeoutError({
-              timeoutMs: s.timeoutMs,
-              dependency: s.name,
-              attempts: attempt,
-            })
-          : new DeadlineExceededError(),
-    });
+    // Nothing bounds the attempt (no deadline, timeout or caller signal): nothing to wire.
+    const scope =
+      timerMs === Infinity && call.signal === undefined
+        ? unboundedScope
+        : new AttemptScope({
+            clock,
+            callerSignal: call.signal,
+            timerMs,
+            reason: () =>
+              timeoutFirst
+                ? new DependencyTimeoutError({
+                    timeoutMs: s.timeoutMs,
+                    dependency: s.name,
+                    attempts: attempt.number,
+                  })
+                : new DeadlineExceededError(),
+          });
+    attempt.scope = scope;
     const context = new Context({
-      attempt,
+      attempt: attempt.number,
       scope,
       headers: propagationHeaders({
         names: s.names,
         remainingMs,
         criticality: call.criticality,
-        attempt,
+        attempt: attempt.number,
       }),
       criticality: call.criticality,
       remainingMs,
     });
-    // How the attempt ended, for an adaptive limit: overload and timeouts are drops; work
-    // that never reached the dependency (a caller's abort, a local error) says nothing.
-    let outcome: PermitOutcome = 'ok';
+    const work = call.work;
+    let started: T | PromiseLike<T>;
     try {
-      const value = await work.run(context, scope);
-      if (work.failed?.(value) === true) {
-        outcome = 'dropped';
-        ticket?.failure();
-      } else {
-        ticket?.success();
-        s.budget.recordSuccess();
-      }
-      s.throttle?.recordAccept(call.criticality);
-      return value;
+      started = work.start(context, scope);
     } catch (error) {
-      const failure = this.#failed(error, { scope, call, ticket });
-      outcome =
-        isSpillwayError(failure) && failure.code !== errorCodes.aborted ? 'dropped' : 'ignored';
-      // A failure of this dependency carries its budget: a retry() around this call that was
-      // given none draws from it, so the layers above cannot multiply the attempts.
-      if (isSpillwayError(failure) && (failure as { dependency?: unknown }).dependency === s.name)
-        carryBudget(failure, this.budget);
-      throw failure;
-    } finally {
-      scope.dispose();
-      permit.release(outcome);
+      // Thrown before the work began (bad headers, say): passed on as it is.
+      return this.#failed(attempt, error);
     }
+    return Promise.resolve(started).then(
+      (value) => {
+        const settling = work.settle?.(value);
+        if (settling === undefined) return this.#succeeded(attempt, value);
+        return settling.then(
+          (v) => this.#succeeded(attempt, v),
+          (error: unknown) => this.#failed(attempt, error),
+        );
+      },
+      (error: unknown) =>
+        this.#failed(attempt, work.fault === undefined ? error : work.fault(error, scope)),
+    );
+  }
+
+  /** Records an attempt that answered, and frees what it held. */
+  #succeeded<T>(attempt: Attempt<T>, value: T): T {
+    const s = this.#s;
+    const criticality = attempt.call.criticality;
+    // How the attempt ended, for an adaptive limit: an answer that counts as a failure (a
+    // 500) is a drop.
+    let outcome: PermitOutcome = 'ok';
+    if (attempt.call.work.failed?.(value) === true) {
+      outcome = 'dropped';
+      attempt.ticket?.failure();
+    } else {
+      attempt.ticket?.success();
+      s.budget.recordSuccess();
+    }
+    s.throttle?.recordAccept(criticality);
+    attempt.scope.dispose();
+    attempt.permit?.release(outcome);
+    return value;
+  }
+
+  /** Records an attempt that failed where it belongs, frees what it held, and ends it. */
+  #failed<T>(attempt: Attempt<T>, error: unknown): Promise<T> {
+    const s = this.#s;
+    const failure = this.#failure(attempt, error);
+    // Overload and timeouts are drops; work that never reached the dependency (a caller's
+    // abort, a local error) says nothing.
+    const dropped = isSpillwayError(failure) && failure.code !== errorCodes.aborted;
+    // A failure of this dependency carries its budget: a retry() around this call that was
+    // given none draws from it, so the layers above cannot multiply the attempts.
+    if (isSpillwayError(failure) && (failure as { dependency?: unknown }).dependency === s.name)
+      carryBudget(failure, this.budget);
+    attempt.scope.dispose();
+    attempt.permit?.release(dropped ? 'dropped' : 'ignored');
+    return this.#ended(attempt, failure);
+  }
+
+  /**
+   * A failed attempt's end: after a first attempt, when more are allowed, the loop `retry()`
+   * runs takes over (it decides whether and when to try again); otherwise a rejection.
+   */
+  #ended<T>(attempt: Attempt<T>, error: unknown): Promise<T> {
+    const call = attempt.call;
+    if (attempt.number > 1 || call.maxAttempts <= 1) return rejection(error);
+    const s = this.#s;
+    return retryAfterFailure(({ attempt: n }) => this.#attempt(call, n), error, {
+      maxAttempts: call.maxAttempts,
+      budget: this.budget,
+      backoff: s.backoff,
+      signal: call.signal,
+      idempotent: call.idempotent,
+      deadline: call.expiresAt,
+      dependency: s.name,
+      clock: s.clock,
+    });
   }
 
   /** Records a failed attempt where it belongs and returns the error to throw. */
-  #failed(
-    error: unknown,
-    at: {
-      readonly scope: AttemptScope;
-      readonly call: CallState;
-      readonly ticket: BreakerCall | undefined;
-    },
-  ): unknown {
+  #failure(attempt: Attempt<unknown>, error: unknown): unknown {
     const s = this.#s;
-    const fired = at.scope.fired;
+    const ticket = attempt.ticket;
+    const fired = attempt.scope.fired;
     if (fired !== undefined) {
       // The attempt outlived its time: the dependency was too slow for it.
-      at.ticket?.failure();
+      ticket?.failure();
       if (fired instanceof DependencyTimeoutError) s.budget.recordFailure();
       return fired;
     }
-    const callerSignal = at.call.signal;
+    const callerSignal = attempt.call.signal;
     if (callerSignal?.aborted === true) {
       const reason: unknown = callerSignal.reason;
       // A deadline passing in flight means the dependency was too slow for it; any other
       // abort is the caller giving up, which says nothing about the dependency.
-      if (reason instanceof DeadlineExceededError) at.ticket?.failure();
-      else at.ticket?.ignore();
+      if (reason instanceof DeadlineExceededError) ticket?.failure();
+      else ticket?.ignore();
       return reason;
     }
     if (isLocalRefusal(error)) {
-      at.ticket?.ignore();
+      ticket?.ignore();
       return error;
     }
     const c = classifyError(error);
-    at.ticket?.failure();
+    ticket?.failure();
     if (c === undefined) {
       // An ordinary error: the dependency answered, badly.
-      s.throttle?.recordAccept(at.call.criticality);
+      s.throttle?.recordAccept(attempt.call.criticality);
     } else {
       s.budget.recordFailure();
     }

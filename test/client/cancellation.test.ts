@@ -2,10 +2,16 @@
 // attempt, the request is aborted and the server sees its socket close; the slot is held
 // until the fetch has actually settled.
 import type { Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dependency, type FetchLike } from '../../src/client/index.js';
 import { DeadlineExceededError, DependencyTimeoutError, deadline } from '../../src/index.js';
 import { startServer, type TestServer } from './servers.js';
+
+// Node's fetch loads undici on its first call, blocking the loop for tens of ms (hundreds on
+// a busy machine): load it before a test's deadline starts counting.
+beforeAll(async () => {
+  await (await fetch('data:,warm')).text();
+});
 
 const servers: TestServer[] = [];
 afterEach(async () => {

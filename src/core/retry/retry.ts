@@ -102,15 +102,41 @@ export async function retry<T>(
   const signal = o.signal ?? neverAborted;
   if (signal.aborted) throw signal.reason;
   budget?.recordRequest();
+  try {
+    const value = await fn({ attempt: 1, signal });
+    budget?.recordSuccess();
+    return value;
+  } catch (error) {
+    return retryAfterFailure(fn, error, o);
+  }
+}
+
+/**
+ * The rest of {@link retry}'s loop once the first attempt failed with `error`: retries while
+ * the rules allow, or rejects with what the caller should see. For a caller that makes the
+ * first attempt itself, so that an attempt that succeeds pays for no retry machinery at all
+ * (`dependency()`: no options object, no extra promise). `options` are trusted as checked, and
+ * the first attempt's request is already recorded in the budget.
+ *
+ * @internal
+ */
+export async function retryAfterFailure<T>(
+  fn: (context: RetryContext) => T | PromiseLike<T>,
+  error: unknown,
+  options: RetryOptions,
+): Promise<T> {
+  const signal = options.signal ?? neverAborted;
+  let failure = error;
   for (let attempt = 1; ; attempt++) {
+    const delayMs = nextDelay(failure, attempt, options);
+    if (delayMs > 0) await (options.clock ?? systemClock).sleep(delayMs, signal);
+    else if (signal.aborted) throw signal.reason;
     try {
-      const value = await fn({ attempt, signal });
-      budget?.recordSuccess();
+      const value = await fn({ attempt: attempt + 1, signal });
+      options.budget?.recordSuccess();
       return value;
-    } catch (error) {
-      const delayMs = nextDelay(error, attempt, o);
-      if (delayMs > 0) await (o.clock ?? systemClock).sleep(delayMs, signal);
-      else if (signal.aborted) throw signal.reason;
+    } catch (e) {
+      failure = e;
     }
   }
 }
