@@ -20,7 +20,12 @@
 // measured 64 k and 128 k GC instructions per call in two processes). What is left (the JS, the
 // builtins, the rest of the runtime and node) still moves by about ±5 % between windows, as code
 // is deoptimized and reoptimized: read the medians, and run it twice.
-// Two cases run at once (counts do not depend on contention).
+// Those ±5 % are as large as the target, so the stub rows measure Spillway's own work apart:
+// the same calls made to a fetch that answers at once with a ready Response (no socket, no
+// undici), whose counts repeat to within a few instructions; a stub row minus the stub
+// reference is what a call adds to any fetch, printed as a share of the bare fetch(url).
+// Two cases run at once (counts do not depend on contention, but undici's timers tick by wall
+// time, so a loaded machine adds a little to every network row alike).
 // Usage: node bench/client-instructions.js [--requests 1000] [--warmup 4000] [--windows 3]
 //                                          [--only a,b] [--dist other/dist] [--json]
 import { execFileSync, spawn } from 'node:child_process';
@@ -64,6 +69,17 @@ const importClient = () =>
       : pathToFileURL(join(values.dist, 'client/index.js')).href
   );
 
+const stubReference = 'stub: a fetch answering at once (reference)';
+const stubInit = { headers: { 'spillway-criticality': 'critical', 'spillway-attempt': '1' } };
+/** A fetch-compatible function answering at once, always with the same (unread) response. */
+function stubFetch() {
+  const response = new Response('ok');
+  return () => Promise.resolve(response);
+}
+/** Stub calls are ~100 × cheaper than a real fetch: they run this many times more calls. */
+const stubScale = 20;
+const isStub = (name) => name.startsWith('stub: ');
+
 /** Each case's call, made fresh in its own process; `url` ends with '/'. */
 const cases = {
   'bare fetch(url)': async (url) => async () => (await fetch(url)).arrayBuffer(),
@@ -102,6 +118,30 @@ const cases = {
     const { dependency } = await importClient();
     const dep = dependency({ name: 'bench', baseUrl: url, breaker: false, throttle: false });
     return async () => (await dep.fetch('/')).arrayBuffer();
+  },
+  // Spillway's own work, without the network: the same calls to a fetch that answers at once
+  // with a ready Response. No socket, no timers of undici's: these counts repeat to within
+  // a few instructions, so the difference of the two rows is what a call adds to any fetch.
+  [stubReference]: async () => {
+    const stub = stubFetch();
+    return async () => {
+      await stub('http://127.0.0.1/', stubInit);
+    };
+  },
+  'stub: dependency({ name, baseUrl, fetch: stub }).fetch(path)': async () => {
+    const { dependency } = await importClient();
+    const dep = dependency({ name: 'bench', baseUrl: 'http://127.0.0.1/', fetch: stubFetch() });
+    return async () => {
+      await dep.fetch('/');
+    };
+  },
+  'stub: dependency.fetch(path, undefined, { deadline, criticality })': async () => {
+    const { dependency } = await importClient();
+    const dep = dependency({ name: 'bench', baseUrl: 'http://127.0.0.1/', fetch: stubFetch() });
+    const options = { deadline: deadlineMs, criticality: 'sheddable' };
+    return async () => {
+      await dep.fetch('/', undefined, options);
+    };
   },
 };
 const bareCase = 'bare fetch(url)';
@@ -144,8 +184,12 @@ async function main() {
     process.exit(2);
   }
   const wanted = values.only?.split(',');
-  const names = Object.keys(cases).filter(
+  const picked = Object.keys(cases).filter(
     (c) => wanted === undefined || c === bareCase || wanted.some((w) => c.includes(w)),
+  );
+  // A stub row means something only beside the stub reference.
+  const names = Object.keys(cases).filter(
+    (c) => picked.includes(c) || (c === stubReference && picked.some(isStub)),
   );
 
   // The server bench/client.js calls too, in an ordinary (uncounted) process.
@@ -157,6 +201,7 @@ async function main() {
   /** Instructions per call in each window of one case. */
   async function count(name) {
     const prefix = name.replace(/\W+/g, '_').slice(0, 60);
+    const scale = isStub(name) ? stubScale : 1;
     const child = spawn(
       'valgrind',
       [
@@ -201,12 +246,12 @@ async function main() {
         }),
       ]);
     await next(); // started
-    child.send({ warmup });
+    child.send({ warmup: warmup * scale });
     await next(); // ready
     const perCall = [];
     for (let w = 0; w < windows; w++) {
       execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' });
-      child.send({ requests });
+      child.send({ requests: requests * scale });
       await next(); // done
       const before = new Set(readdirSync(dir));
       execFileSync('callgrind_control', ['--dump', String(child.pid)], { stdio: 'ignore' });
@@ -217,11 +262,12 @@ async function main() {
       const summary = /^summary: (\d+)$/m.exec(readFileSync(join(dir, file), 'utf8'));
       const { compile, gc } = compileAndGc(join(dir, file));
       const total = Number(summary[1]);
+      const calls = requests * scale;
       perCall.push({
-        total: total / requests,
-        work: (total - compile - gc) / requests,
-        compile: compile / requests,
-        gc: gc / requests,
+        total: total / calls,
+        work: (total - compile - gc) / calls,
+        compile: compile / calls,
+        gc: gc / calls,
       });
     }
     child.removeAllListeners('exit');
@@ -262,7 +308,7 @@ async function main() {
       instructionsPerCall: Math.round(m),
       min: Math.round(Math.min(...work)),
       max: Math.round(Math.max(...work)),
-      ratio: m / bare,
+      ratio: isStub(name) ? undefined : m / bare,
       gcPerCall: Math.round(median(ws.map((w) => w.gc))),
       compilePerCall: Math.round(median(ws.map((w) => w.compile))),
       totalPerCall: Math.round(median(ws.map((w) => w.total))),
@@ -274,10 +320,27 @@ async function main() {
       })),
     };
   });
+  // Spillway's own instructions per call: a stub row minus the stub reference, and that as a
+  // share of a bare fetch(url) measured in the same run.
+  const reference = rows.find((r) => r.name === stubReference);
+  const own = rows
+    .filter((r) => isStub(r.name) && r !== reference)
+    .map((r) => {
+      const added = r.instructionsPerCall - reference.instructionsPerCall;
+      return { name: r.name, added, shareOfBareFetch: added / bare };
+    });
   if (values.json) {
     console.log(
       JSON.stringify(
-        { node: process.version, dist: values.dist ?? 'dist', requests, warmup, windows, rows },
+        {
+          node: process.version,
+          dist: values.dist ?? 'dist',
+          requests,
+          warmup,
+          windows,
+          rows,
+          own,
+        },
         null,
         2,
       ),
@@ -286,7 +349,7 @@ async function main() {
   }
   const n = (x) => x.toLocaleString('en');
   console.log(
-    `Node ${process.version}; user-space instructions of the calling process per call, without V8's optimizing compiler and GC (shown apart); ${warmup} warm-up calls, then ${windows} windows of ${requests} counted calls: median window, range over windows.${values.dist === undefined ? '' : ` Build: ${values.dist}.`}\n`,
+    `Node ${process.version}; user-space instructions of the calling process per call, without V8's optimizing compiler and GC (shown apart); ${warmup} warm-up calls, then ${windows} windows of ${requests} counted calls (${stubScale} × both for stub rows): median window, range over windows.${values.dist === undefined ? '' : ` Build: ${values.dist}.`}\n`,
   );
   console.log(
     '| case | instructions per call | windows (min–max) | × bare fetch(url) | GC (left out) | compiler (left out) | all |',
@@ -294,8 +357,16 @@ async function main() {
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     console.log(
-      `| ${r.name} | ${n(r.instructionsPerCall)} | ${n(r.min)}–${n(r.max)} | ${r.ratio.toFixed(3)} | ${n(r.gcPerCall)} | ${n(r.compilePerCall)} | ${n(r.totalPerCall)} |`,
+      `| ${r.name} | ${n(r.instructionsPerCall)} | ${n(r.min)}–${n(r.max)} | ${r.ratio === undefined ? '–' : r.ratio.toFixed(3)} | ${n(r.gcPerCall)} | ${n(r.compilePerCall)} | ${n(r.totalPerCall)} |`,
     );
+  }
+  if (own.length > 0) {
+    console.log(`\nSpillway's own work per call (stub row − stub reference):`);
+    for (const o of own) {
+      console.log(
+        `- ${o.name.slice('stub: '.length)}: ${n(o.added)} instructions, ${(100 * o.shareOfBareFetch).toFixed(2)} % of a bare fetch(url) (${n(Math.round(bare))})`,
+      );
+    }
   }
 }
 
