@@ -13,6 +13,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
+import { holdOneSlot } from './hold-slot.js';
 
 const { values } = parseArgs({
   options: {
@@ -76,7 +77,7 @@ function startServer(kind) {
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`${kind} exited with ${code}`)));
-    child.once('message', (m) => resolve({ child, port: m.port }));
+    child.once('message', (m) => resolve({ child, port: m.port, hold: m.hold }));
   });
 }
 
@@ -186,8 +187,9 @@ function shuffle(a) {
 const servers = new Map();
 for (const kind of cases) {
   process.stderr.write(`\rstarting and warming ${kind.padEnd(34)}`);
-  const { child, port } = await startServer(kind);
-  const server = { child, load: load(port) };
+  const { child, port, hold } = await startServer(kind);
+  const holder = hold ? await holdOneSlot(child, port) : undefined;
+  const server = { child, holder, load: load(port) };
   await server.load.ready;
   await phase(server, 1000); // warm-up: JIT, buffers, the guard's own state
   servers.set(kind, server);
@@ -203,6 +205,7 @@ for (let r = 0; r < rounds; r++) {
 process.stderr.write('\n');
 for (const s of servers.values()) {
   await s.load.close();
+  s.holder?.destroy();
   s.child.removeAllListeners('exit');
   s.child.kill('SIGKILL');
 }

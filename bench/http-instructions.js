@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 // S8 counted in instructions: the same servers as bench/http-cost.js, each run under valgrind's
 // callgrind, which counts the instructions the server process executes in user space. Unlike CPU
-// time on a shared VM, the count repeats to within about 0.1 % from run to run and does not move
+// time on a shared VM, the count repeats to within about 1 % from run to run and does not move
 // when the machine is busy, so it can tell a 2 % change from noise. It leaves out the kernel's
 // share (the socket read and write: one of each per response for every case, checked with
 // strace -c), so a ratio of instruction counts overstates a ratio of CPU times, never understates.
 // V8 runs --single-threaded so that compilation and GC work land on the counted thread in the
-// same way every run. Each server answers W requests to warm up over 8 keep-alive connections,
-// then its counters are zeroed, it answers N more over the same connections, and the count is
-// read. Two servers run at once (counts do not depend on contention).
+// same way every run, and with its young generation fixed at 16 MB: left to grow, its size
+// depends on measured throughput, so runs of one build collected garbage more or less often and
+// counted up to 7 % apart (each scavenge costs ~200k instructions of root scanning). Each
+// server answers W requests to warm up over 8 keep-alive connections, then its counters are
+// zeroed, it answers N more over the same connections, and the count is read. Two servers run at once (counts do not depend on contention). The request holding a 503
+// case's only slot comes from this process (see hold-slot.js).
 // Usage: node bench/http-instructions.js [--requests 10000] [--warmup 20000] [--only a,b] [--json]
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -16,6 +19,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { holdOneSlot } from './hold-slot.js';
 
 const { values } = parseArgs({
   options: {
@@ -115,21 +119,25 @@ async function count(kind) {
       `--callgrind-out-file=${join(dir, `${prefix}.%p`)}`,
       process.execPath,
       '--single-threaded',
+      '--min-semi-space-size=16',
+      '--max-semi-space-size=16',
       new URL('./http-servers.js', import.meta.url).pathname,
       kind,
     ],
     { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] },
   );
-  const { port } = await new Promise((resolve, reject) => {
+  const { port, hold } = await new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${kind} exited with ${code}`)));
     child.on('message', (m) => m.port !== undefined && resolve(m));
   });
+  const holder = hold ? await holdOneSlot(child, port) : undefined;
   const sockets = await Promise.all(Array.from({ length: 8 }, () => open(port)));
   await drive(sockets, warmup);
   execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' });
   await drive(sockets, requests);
   execFileSync('callgrind_control', ['--dump', String(child.pid)], { stdio: 'ignore' });
   for (const s of sockets) s.destroy();
+  holder?.destroy();
   child.removeAllListeners('exit');
   child.kill('SIGKILL');
   const file = readdirSync(dir).find((f) => f.startsWith(`${prefix}.${child.pid}.`));

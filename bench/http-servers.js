@@ -1,18 +1,21 @@
 // The servers S8 measures, one per process: `node bench/http-servers.js <case>`. Each answers
-// every request the same way (a 200, a 429 or a 503), reports its port over IPC, and answers
+// every request the same way (a 200, a 429 or a 503), reports over IPC its port and whether the
+// driver must first hold its only slot (the 503 cases; see hold-slot.js), and answers
 // {cmd: 'cpu'} with its process.cpuUsage(), so the parent can take CPU per response.
-import { createServer, request } from 'node:http';
+import { Server, createServer } from 'node:http';
 import { admission } from '../dist/node/index.js';
 
 const kind = process.argv[2];
 const never = new Promise(() => {});
 const body = 'ok';
 
-/** Occupies the only slot of a limit-1 guard forever, so every other request meets a full limit. */
-function holdOneSlot(port) {
-  request({ port, host: '127.0.0.1', path: '/hold', agent: false })
-    .on('error', () => {})
-    .end();
+/**
+ * The handler of a 503 case: it never settles, so the first request (the driver's, see
+ * hold-slot.js) keeps the only slot, and it tells the driver so.
+ */
+function holdForever() {
+  process.send({ held: true });
+  return never;
 }
 
 const cases = {
@@ -68,9 +71,7 @@ const cases = {
   },
   'spillway node 503': () => {
     const guard = admission({ limit: 1, penaltyBox: false });
-    const server = createServer(guard.handle(() => never));
-    server.once('listening', () => holdOneSlot(server.address().port));
-    return server;
+    return { server: createServer(guard.handle(holdForever)), hold: true };
   },
   'spillway express 429': async () => {
     const { default: express } = await import('express');
@@ -85,13 +86,8 @@ const cases = {
     const { spillway } = await import('../dist/express/index.js');
     const app = express();
     const guard = spillway({ limit: 1, penaltyBox: false });
-    app.get(
-      '/{*p}',
-      guard.route(() => never),
-    );
-    const server = createServer(app);
-    server.once('listening', () => holdOneSlot(server.address().port));
-    return server;
+    app.get('/{*p}', guard.route(holdForever));
+    return { server: createServer(app), hold: true };
   },
   'spillway fastify 429': async () => {
     const { default: Fastify } = await import('fastify');
@@ -109,7 +105,7 @@ const cases = {
     const { fastifySpillway } = await import('../dist/fastify/index.js');
     const app = Fastify();
     await app.register(fastifySpillway, { limit: 1, penaltyBox: false });
-    app.get('/*', () => never);
+    app.get('/*', holdForever);
     return { app, hold: true };
   },
   'express-rate-limit 8 429': async () => {
@@ -148,13 +144,12 @@ const cases = {
     const { bulkhead } = await import('cockatiel');
     const b = bulkhead(1, 0);
     const server = createServer((_req, res) => {
-      b.execute(() => never).catch(() => {
+      b.execute(holdForever).catch(() => {
         res.writeHead(503, { 'retry-after': '1', 'content-length': '0' });
         res.end();
       });
     });
-    server.once('listening', () => holdOneSlot(server.address().port));
-    return server;
+    return { server, hold: true };
   },
 };
 
@@ -163,24 +158,25 @@ if (!make) {
   console.error(`unknown case '${kind}'; one of: ${Object.keys(cases).join(', ')}`);
   process.exit(2);
 }
+// A case returns a node:http server, a Fastify instance, or { server | app, hold }.
 const made = await make();
-let port;
-if (typeof made.listen === 'function' && made.server === undefined) {
-  await new Promise((resolve) => made.listen(0, '127.0.0.1', resolve));
-  port = made.address().port;
+let server;
+let fastify;
+let hold = false;
+if (made instanceof Server) server = made;
+else if (typeof made.inject === 'function') fastify = made;
+else ({ server, app: fastify, hold = false } = made);
+if (fastify !== undefined) {
+  await fastify.listen({ port: 0, host: '127.0.0.1' });
+  server = fastify.server;
 } else {
-  const app = made.app ?? made;
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  port = app.server.address().port;
-  if (made.hold) holdOneSlot(port);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 }
+const { port } = server.address();
 // The driver keeps its connections open across many phases with pauses in between.
-(typeof made.listen === 'function' && made.server === undefined
-  ? made
-  : (made.app ?? made).server
-).keepAliveTimeout = 0;
+server.keepAliveTimeout = 0;
 await new Promise((r) => setTimeout(r, 100));
 process.on('message', (m) => {
   if (m?.cmd === 'cpu') process.send({ cpu: process.cpuUsage() });
 });
-process.send({ ready: true, port, cases: Object.keys(cases) });
+process.send({ ready: true, port, hold, cases: Object.keys(cases) });
