@@ -22,6 +22,22 @@ describe('propagation', () => {
     ).not.toHaveProperty('spillway-deadline');
   });
 
+  it('writes the same fields whether the names are the defaults (literal keys) or configured', () => {
+    const copy = { ...defaultHeaderNames };
+    for (const remainingMs of [undefined, 250]) {
+      for (const attempt of [1, 3]) {
+        const p = { remainingMs, criticality: 'sheddable-plus', attempt } as const;
+        expect(propagationHeaders({ names: defaultHeaderNames, ...p })).toEqual(
+          propagationHeaders({ names: copy, ...p }),
+        );
+      }
+    }
+    const custom = { ...defaultHeaderNames, attempt: 'x-try', criticality: 'x-prio' };
+    expect(
+      propagationHeaders({ names: custom, remainingMs: 9, criticality: 'critical', attempt: 2 }),
+    ).toEqual({ 'x-prio': 'critical', 'x-try': '2', 'spillway-deadline': '9' });
+  });
+
   it('merges into every shape of headers without mutating them; ours win', () => {
     const extra = { 'spillway-attempt': '1' };
     const plain = { 'X-A': '1', 'Spillway-Attempt': '9' };

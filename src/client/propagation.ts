@@ -6,7 +6,7 @@
  * @module
  */
 import type { Criticality } from '../index.js';
-import { formatDeadlineMs, type HeaderNames } from '../http/index.js';
+import { defaultHeaderNames, formatDeadlineMs, type HeaderNames } from '../http/index.js';
 
 /** The propagation fields for one attempt, as a plain record. */
 export function propagationHeaders(p: {
@@ -15,11 +15,24 @@ export function propagationHeaders(p: {
   readonly criticality: Criticality;
   readonly attempt: number;
 }): Record<string, string> {
+  const names = p.names;
+  if (names === defaultHeaderNames) {
+    // Literal names: every record then has the shape a hand-written one has. Computed keys gave
+    // each a shape of its own making, which fetch's header conversion (undici's, megamorphic
+    // property access) looked up the slow way: ~3,700 instructions per call, 1 % of a fetch.
+    return p.remainingMs === undefined
+      ? { 'spillway-criticality': p.criticality, 'spillway-attempt': String(p.attempt) }
+      : {
+          'spillway-criticality': p.criticality,
+          'spillway-attempt': String(p.attempt),
+          'spillway-deadline': formatDeadlineMs(p.remainingMs),
+        };
+  }
   const h: Record<string, string> = {
-    [p.names.criticality]: p.criticality,
-    [p.names.attempt]: String(p.attempt),
+    [names.criticality]: p.criticality,
+    [names.attempt]: String(p.attempt),
   };
-  if (p.remainingMs !== undefined) h[p.names.deadline] = formatDeadlineMs(p.remainingMs);
+  if (p.remainingMs !== undefined) h[names.deadline] = formatDeadlineMs(p.remainingMs);
   return h;
 }
 
