@@ -10,8 +10,9 @@
 // depends on measured throughput, so runs of one build collected garbage more or less often and
 // counted up to 7 % apart (each scavenge costs ~200k instructions of root scanning). Each
 // server answers W requests to warm up over 8 keep-alive connections, then its counters are
-// zeroed, it answers N more over the same connections, and the count is read. Two servers run at once (counts do not depend on contention). The request holding a 503
-// case's only slot comes from this process (see hold-slot.js).
+// zeroed, it answers N more over the same connections, and the count is read. Two servers run
+// at once (counts do not depend on contention). The request holding a 503 case's only slot
+// comes from this process (see hold-slot.js).
 // Usage: node bench/http-instructions.js [--requests 10000] [--warmup 20000] [--only a,b] [--json]
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
