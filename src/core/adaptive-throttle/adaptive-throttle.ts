@@ -150,9 +150,10 @@ class Throttle implements AdaptiveThrottle {
 
   tryRequest(criticality?: Criticality): ThrottleDecision {
     const r = rankOf(criticality);
-    const now = this.#s.clock.now();
-    const p = this.#probability(r, now);
-    this.#window.add(2 * r, 1, now);
+    const w = this.#window;
+    w.advance(this.#s.clock.now());
+    const p = this.#probability(r);
+    w.addToLatest(2 * r, 1);
     if (p === 0 || this.#s.random() >= p) return admitted;
     if (this.#rejected.size > 0) {
       this.#rejected.emit({ criticality: criticalities[r]!, rejectProbability: p });
@@ -165,13 +166,16 @@ class Throttle implements AdaptiveThrottle {
   }
 
   rejectProbability(criticality?: Criticality): number {
-    return this.#probability(rankOf(criticality), this.#s.clock.now());
+    const r = rankOf(criticality);
+    this.#window.advance(this.#s.clock.now());
+    return this.#probability(r);
   }
 
-  #probability(rank: number, now: number): number {
-    const requests = this.#window.sum(2 * rank, now);
+  /** The probability for `rank`, as of the window's last move. */
+  #probability(rank: number): number {
+    const requests = this.#window.sumSoFar(2 * rank);
     if (requests < this.#s.minRequests) return 0;
-    const accepts = this.#window.sum(2 * rank + 1, now);
+    const accepts = this.#window.sumSoFar(2 * rank + 1);
     const p = (requests - this.#s.k * accepts) / (requests + 1);
     if (!(p > 0)) return 0;
     return p < this.#s.maxP ? p : this.#s.maxP;

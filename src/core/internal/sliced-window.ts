@@ -16,8 +16,9 @@ export class SlicedWindow {
   readonly counters: number;
   readonly #cells: Float64Array;
   readonly #totals: Float64Array;
-  // Absolute index (floor(time / sliceMs)) of the newest slice.
+  // Absolute index (floor(time / sliceMs)) of the newest slice, and where its cells start.
   #head: number;
+  #headCell: number;
 
   constructor(options: {
     readonly sliceMs: number;
@@ -31,20 +32,41 @@ export class SlicedWindow {
     this.#cells = new Float64Array(options.slices * options.counters);
     this.#totals = new Float64Array(options.counters);
     this.#head = Math.floor(options.now / options.sliceMs);
+    this.#headCell = this.#index(this.#head) * options.counters;
   }
 
   /** Adds `n` to `counter` in the current slice. */
   add(counter: number, n: number, now: number): void {
-    this.#rotate(now);
-    const i = this.#index(this.#head) * this.counters + counter;
-    this.#cells[i]! += n;
-    this.#totals[counter]! += n;
+    this.advance(now);
+    this.addToLatest(counter, n);
   }
 
   /** The sum of `counter` over the live slices. */
   sum(counter: number, now: number): number {
-    this.#rotate(now);
+    this.advance(now);
     return this.#totals[counter]!;
+  }
+
+  /**
+   * Moves the window to `now`, dropping the slices that have aged out. `sumSoFar` and
+   * `addToLatest` then read and count at that time: several reads and counts made at one
+   * moment move the window once.
+   */
+  advance(now: number): void {
+    const slice = Math.floor(now / this.sliceMs);
+    // Time never runs backwards here.
+    if (slice > this.#head) this.#rotate(slice);
+  }
+
+  /** The sum of `counter` over the live slices, as of the last move of the window. */
+  sumSoFar(counter: number): number {
+    return this.#totals[counter]!;
+  }
+
+  /** Adds `n` to `counter` in the newest slice, as of the last move of the window. */
+  addToLatest(counter: number, n: number): void {
+    this.#cells[this.#headCell + counter]! += n;
+    this.#totals[counter]! += n;
   }
 
   /** Forgets everything. */
@@ -58,11 +80,9 @@ export class SlicedWindow {
     return ((slice % n) + n) % n;
   }
 
-  /** Drops the slices that have aged out since the last call. Time never runs backwards here. */
-  #rotate(now: number): void {
-    const slice = Math.floor(now / this.sliceMs);
+  /** Makes `slice` (later than the head) the newest slice, clearing those it passes. */
+  #rotate(slice: number): void {
     const steps = slice - this.#head;
-    if (!(steps > 0)) return;
     const c = this.counters;
     if (steps >= this.slices) {
       this.clear();
@@ -78,5 +98,6 @@ export class SlicedWindow {
       }
     }
     this.#head = slice;
+    this.#headCell = this.#index(slice) * c;
   }
 }
