@@ -83,15 +83,18 @@ describe('dependency options', () => {
       return Promise.resolve(new Response('x'));
     };
     const dep = dependency({ name: 'x', fetch: recording, baseUrl: 'http://h:8080/api/v1/' });
-    for (const input of ['/users?id=1', 'users/2', '../v2/x', 'http://other/z', '//cdn/y']) {
-      await dep.fetch(input);
-    }
+    // Each twice in a row, then the first again: the last resolution is remembered.
+    const inputs = ['/users?id=1', 'users/2', '../v2/x', 'http://other/z', '//cdn/y'];
+    for (const input of [...inputs.flatMap((i) => [i, i]), inputs[0]!]) await dep.fetch(input);
     expect(targets).toEqual([
+      ...[
+        'http://h:8080/users?id=1',
+        'http://h:8080/api/v1/users/2',
+        'http://h:8080/api/v2/x',
+        'http://other/z',
+        'http://cdn/y',
+      ].flatMap((t) => [t, t]),
       'http://h:8080/users?id=1',
-      'http://h:8080/api/v1/users/2',
-      'http://h:8080/api/v2/x',
-      'http://other/z',
-      'http://cdn/y',
     ]);
     const url = new URL('http://h/q');
     await dependency({ name: 'x', fetch: recording }).fetch(url);
@@ -168,6 +171,33 @@ describe('local refusals never count against the dependency', () => {
     expect(e).toMatchObject({ retryAfterMs: 2_000, dependency: 'x', signal: 'later' });
     expect(calls).toBe(3);
     expect(refusalFromError(e)).toMatchObject({ signal: 'later', retryAfterMs: 2_000 });
+  });
+
+  it('answers that are not refusals: a 5xx counts against the breaker, a 4xx does not', async () => {
+    const clock = createVirtualClock();
+    const breaker = circuitBreaker({ clock, trip: { kind: 'consecutive', failures: 3 } });
+    const statuses = [404, 400, 500, 404, 500, 200, 500, 502, 500];
+    const opened: number[] = [];
+    breaker.onStateChange((e) => {
+      if (e.to === 'open') opened.push(n);
+    });
+    let n = 0;
+    const dep = dependency({
+      name: 'x',
+      clock,
+      breaker,
+      throttle: false,
+      retry: false,
+      fetch: () => Promise.resolve(new Response('x', { status: statuses[n++]! })),
+    });
+    for (let i = 0; i < 5; i++) expect((await dep.fetch('http://x/')).status).toBe(statuses[i]);
+    expect(breaker.state).toBe('closed');
+    // A 4xx is the dependency answering well: it ends a run of failures as a 200 does.
+    for (let i = 5; i < 8; i++) await dep.fetch('http://x/');
+    expect(breaker.state).toBe('closed');
+    await dep.fetch('http://x/');
+    expect(opened).toEqual([9]); // 500, 502, 500 in a row
+    expect(dep.active).toBe(0);
   });
 
   it('own throttle: a dependency refusing everything is soon refused locally, with never', async () => {
