@@ -26,14 +26,22 @@
 // reference is what a call adds to any fetch, printed as a share of the bare fetch(url).
 // Two cases run at once (counts do not depend on contention, but undici's timers tick by wall
 // time, so a loaded machine adds a little to every network row alike).
+// With --together the network rows share ONE counted process instead: warm-up calls go round
+// the cases one call each, and each round of windows counts every case once, the order turned
+// by one case per round. Node's own fetch, undici and the stream code under it are then one
+// and the same compiled code for every row, so a row minus the bare row in the same round (the
+// "paired" column) no longer carries the luck of how V8 happened to compile Node's internals in
+// one process and not in another; what the rows' objects do to those shared call sites (more
+// shapes seen, more polymorphic) is paid by every row alike.
 // Usage: node bench/client-instructions.js [--requests 1000] [--warmup 4000] [--windows 3]
-//                                          [--only a,b] [--dist other/dist] [--json]
+//                                          [--only a,b] [--together] [--dist other/dist] [--json]
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { fetchCases } from './client-cases.js';
 import { startOkServer } from './ok-server.js';
 
 const { values } = parseArgs({
@@ -44,9 +52,10 @@ const { values } = parseArgs({
     only: { type: 'string' },
     // Another build of Spillway to measure (e.g. a copy of dist/ made before a change).
     dist: { type: 'string' },
+    together: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
-    // Internal: the process under valgrind runs one case against this URL.
-    case: { type: 'string' },
+    // Internal: the process under valgrind runs these cases against this URL.
+    case: { type: 'string', multiple: true },
     url: { type: 'string' },
   },
 });
@@ -82,45 +91,12 @@ function stubFetch() {
 const stubScale = 20;
 const isStub = (name) => name.startsWith('stub: ');
 
-/** Each case's call, made fresh in its own process; `url` ends with '/'. */
+/** Each case's call, made fresh in the counted process; `url` ends with '/'. */
 const cases = {
-  'bare fetch(url)': async (url) => async () => (await fetch(url)).arrayBuffer(),
-  // What the contract itself puts on the wire: the propagation fields a default call sends.
-  'bare fetch(url) with the two propagation fields': async (url) => {
-    const init = { headers: { 'spillway-criticality': 'critical', 'spillway-attempt': '1' } };
-    return async () => (await fetch(url, init)).arrayBuffer();
-  },
-  // …and with a deadline: its field, and a signal (with its timer) that would cancel the request.
-  'bare fetch(url) with three fields and an abort signal': async (url) => async () => {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), deadlineMs);
-    const headers = {
-      'spillway-criticality': 'sheddable',
-      'spillway-attempt': '1',
-      'spillway-deadline': String(deadlineMs),
-    };
-    try {
-      return await (await fetch(url, { headers, signal: controller.signal })).arrayBuffer();
-    } finally {
-      clearTimeout(timer);
-    }
-  },
-  'dependency({ name, baseUrl }).fetch(path), defaults': async (url) => {
-    const { dependency } = await importClient();
-    const dep = dependency({ name: 'bench', baseUrl: url });
-    return async () => (await dep.fetch('/')).arrayBuffer();
-  },
-  'dependency.fetch(path, undefined, { deadline, criticality })': async (url) => {
-    const { dependency } = await importClient();
-    const dep = dependency({ name: 'bench', baseUrl: url });
-    const options = { deadline: deadlineMs, criticality: 'sheddable' };
-    return async () => (await dep.fetch('/', undefined, options)).arrayBuffer();
-  },
-  'dependency.fetch(path), breaker and throttle off': async (url) => {
-    const { dependency } = await importClient();
-    const dep = dependency({ name: 'bench', baseUrl: url, breaker: false, throttle: false });
-    return async () => (await dep.fetch('/')).arrayBuffer();
-  },
+  ...fetchCases({
+    loadDependency: async () => (await importClient()).dependency,
+    deadlineMs,
+  }),
   // Spillway's own work, without the network: the same calls to a fetch that answers at once
   // with a ready Response. No socket, no timers of undici's: these counts repeat to within
   // a few instructions, so the difference of the two rows is what a call adds to any fetch.
@@ -149,19 +125,22 @@ const cases = {
 const bareCase = 'bare fetch(url)';
 
 if (values.case !== undefined) {
-  // The counted process: warm up, then one window of counted calls per 'go' from the parent.
-  const make = cases[values.case];
-  if (make === undefined || values.url === undefined) throw new Error(`no case ${values.case}`);
-  const call = await make(values.url);
-  const run = async (n) => {
-    for (let i = 0; i < n; i++) await call();
-  };
+  // The counted process: warm up, then one window of counted calls of one case per message.
+  if (values.url === undefined) throw new Error('--case needs --url');
+  const calls = [];
+  for (const name of values.case) {
+    const make = cases[name];
+    if (make === undefined) throw new Error(`no case ${name}`);
+    calls.push(await make(values.url));
+  }
   process.on('message', async (m) => {
     if (m.warmup !== undefined) {
-      await run(m.warmup);
+      // Round the cases, one call each, so that each meets the code the others shaped.
+      for (let i = 0; i < m.warmup; i++) for (const call of calls) await call();
       process.send({ ready: true });
     } else if (m.requests !== undefined) {
-      await run(m.requests);
+      const call = calls[m.case];
+      for (let i = 0; i < m.requests; i++) await call();
       process.send({ done: true });
     } else if (m.exit === true) {
       process.exit(0);
@@ -200,10 +179,13 @@ async function main() {
 
   const live = new Set();
 
-  /** Instructions per call in each window of one case. */
-  async function count(name) {
-    const prefix = name.replace(/\W+/g, '_').slice(0, 60);
-    const scale = isStub(name) ? stubScale : 1;
+  /**
+   * Instructions per call in each window of the cases of one counted process: for each case,
+   * its windows in the order they were counted (window w of every case in round w).
+   */
+  async function count(group) {
+    const prefix = group[0].replace(/\W+/g, '_').slice(0, 60);
+    const scale = isStub(group[0]) ? stubScale : 1;
     const child = spawn(
       'valgrind',
       [
@@ -216,8 +198,7 @@ async function main() {
         '--min-semi-space-size=1',
         '--max-semi-space-size=1',
         new URL(import.meta.url).pathname,
-        '--case',
-        name,
+        ...group.flatMap((name) => ['--case', name]),
         '--url',
         url,
         ...(values.dist === undefined ? [] : ['--dist', resolve(values.dist)]),
@@ -232,7 +213,7 @@ async function main() {
       else waiting(m);
     });
     const exited = new Promise((_, reject) =>
-      child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`))),
+      child.once('exit', (code) => reject(new Error(`${group[0]} exited with ${code}`))),
     );
     exited.catch(() => {});
     const next = () =>
@@ -250,41 +231,50 @@ async function main() {
     await next(); // started
     child.send({ warmup: warmup * scale });
     await next(); // ready
-    const perCall = [];
+    const perCall = group.map(() => []);
     for (let w = 0; w < windows; w++) {
-      execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' });
-      child.send({ requests: requests * scale });
-      await next(); // done
-      const before = new Set(readdirSync(dir));
-      execFileSync('callgrind_control', ['--dump', String(child.pid)], { stdio: 'ignore' });
-      const file = readdirSync(dir).find(
-        (f) => f.startsWith(`${prefix}.${child.pid}.`) && !before.has(f),
-      );
-      if (file === undefined) throw new Error(`no callgrind dump for ${name}`);
-      const summary = /^summary: (\d+)$/m.exec(readFileSync(join(dir, file), 'utf8'));
-      const { compile, gc } = compileAndGc(join(dir, file));
-      const total = Number(summary[1]);
-      const calls = requests * scale;
-      perCall.push({
-        total: total / calls,
-        work: (total - compile - gc) / calls,
-        compile: compile / calls,
-        gc: gc / calls,
-      });
+      for (let k = 0; k < group.length; k++) {
+        // Round w starts one case further on, so no case always follows the same one.
+        const c = (w + k) % group.length;
+        execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' });
+        child.send({ requests: requests * scale, case: c });
+        await next(); // done
+        const before = new Set(readdirSync(dir));
+        execFileSync('callgrind_control', ['--dump', String(child.pid)], { stdio: 'ignore' });
+        const file = readdirSync(dir).find(
+          (f) => f.startsWith(`${prefix}.${child.pid}.`) && !before.has(f),
+        );
+        if (file === undefined) throw new Error(`no callgrind dump for ${group[c]}`);
+        const summary = /^summary: (\d+)$/m.exec(readFileSync(join(dir, file), 'utf8'));
+        const { compile, gc } = compileAndGc(join(dir, file));
+        const total = Number(summary[1]);
+        const calls = requests * scale;
+        perCall[c].push({
+          total: total / calls,
+          work: (total - compile - gc) / calls,
+          compile: compile / calls,
+          gc: gc / calls,
+        });
+      }
     }
     child.removeAllListeners('exit');
     child.kill('SIGKILL');
     live.delete(child);
-    return perCall;
+    return new Map(group.map((name, c) => [name, perCall[c]]));
   }
 
+  // One counted process per case; with --together, one for all the network cases.
+  const groups = values.together
+    ? [names.filter((name) => !isStub(name)), ...names.filter(isStub).map((name) => [name])]
+    : names.map((name) => [name]);
   const results = new Map();
-  const queue = [...names];
+  const queue = groups.filter((group) => group.length > 0);
   let finished = 0;
   async function worker() {
-    for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-      results.set(name, await count(name));
-      process.stderr.write(`\r${++finished}/${names.length} counted (${name})`.padEnd(100));
+    for (let group = queue.shift(); group !== undefined; group = queue.shift()) {
+      for (const [name, perCall] of await count(group)) results.set(name, perCall);
+      finished += group.length;
+      process.stderr.write(`\r${finished}/${names.length} counted (${group.at(-1)})`.padEnd(100));
     }
   }
   try {
@@ -300,17 +290,22 @@ async function main() {
   if (process.env.KEEP_CALLGRIND === undefined) rmSync(dir, { recursive: true, force: true });
   else process.stderr.write(`callgrind files kept in ${dir}\n`);
 
-  const bare = median(results.get(bareCase).map((w) => w.work));
+  const bareWork = results.get(bareCase).map((w) => w.work);
+  const bare = median(bareWork);
   const rows = names.map((name) => {
     const ws = results.get(name);
     const work = ws.map((w) => w.work);
     const m = median(work);
+    // Together, window w of every network case was counted in round w of the same process.
+    const paired =
+      values.together && !isStub(name) ? median(work.map((x, w) => x / bareWork[w])) : undefined;
     return {
       name,
       instructionsPerCall: Math.round(m),
       min: Math.round(Math.min(...work)),
       max: Math.round(Math.max(...work)),
       ratio: isStub(name) ? undefined : m / bare,
+      pairedRatio: paired,
       gcPerCall: Math.round(median(ws.map((w) => w.gc))),
       compilePerCall: Math.round(median(ws.map((w) => w.compile))),
       totalPerCall: Math.round(median(ws.map((w) => w.total))),
@@ -340,6 +335,7 @@ async function main() {
           requests,
           warmup,
           windows,
+          together: values.together,
           rows,
           own,
         },
@@ -351,15 +347,19 @@ async function main() {
   }
   const n = (x) => x.toLocaleString('en');
   console.log(
-    `Node ${process.version}; user-space instructions of the calling process per call, without V8's optimizing compiler and GC (shown apart); ${warmup} warm-up calls, then ${windows} windows of ${requests} counted calls (${stubScale} × both for stub rows): median window, range over windows.${values.dist === undefined ? '' : ` Build: ${values.dist}.`}\n`,
+    `Node ${process.version}; user-space instructions of the calling process per call, without V8's optimizing compiler and GC (shown apart); ${warmup} warm-up calls, then ${windows} windows of ${requests} counted calls (${stubScale} × both for stub rows): median window, range over windows.${values.together ? ' The network rows in one process, one window of each per round; paired: the median over rounds of a row ÷ the bare row in the same round.' : ''}${values.dist === undefined ? '' : ` Build: ${values.dist}.`}\n`,
   );
+  const pairedColumn = values.together ? ' paired |' : '';
   console.log(
-    '| case | instructions per call | windows (min–max) | × bare fetch(url) | GC (left out) | compiler (left out) | all |',
+    `| case | instructions per call | windows (min–max) | × bare fetch(url) |${pairedColumn} GC (left out) | compiler (left out) | all |`,
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  console.log(`|---|---:|---:|---:|${values.together ? '---:|' : ''}---:|---:|---:|`);
   for (const r of rows) {
+    const paired = !values.together
+      ? ''
+      : ` ${r.pairedRatio === undefined ? '–' : r.pairedRatio.toFixed(3)} |`;
     console.log(
-      `| ${r.name} | ${n(r.instructionsPerCall)} | ${n(r.min)}–${n(r.max)} | ${r.ratio === undefined ? '–' : r.ratio.toFixed(3)} | ${n(r.gcPerCall)} | ${n(r.compilePerCall)} | ${n(r.totalPerCall)} |`,
+      `| ${r.name} | ${n(r.instructionsPerCall)} | ${n(r.min)}–${n(r.max)} | ${r.ratio === undefined ? '–' : r.ratio.toFixed(3)} |${paired} ${n(r.gcPerCall)} | ${n(r.compilePerCall)} | ${n(r.totalPerCall)} |`,
     );
   }
   if (own.length > 0) {

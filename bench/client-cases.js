@@ -1,0 +1,52 @@
+// The network cases both dependency.fetch benchmarks count against the loopback server
+// (bench/ok-server.js): a bare fetch, the same fetch given what the contract puts on the wire,
+// and dependency.fetch with its defaults and with less of its own work. Each maker builds one
+// case's call (a function making one request and reading its body); `url` ends with '/'. Only
+// the dependency cases load Spillway, so a process running a bare case never holds it.
+
+/**
+ * @param {{ loadDependency: () => Promise<Function>, deadlineMs: number }} options loads the
+ *   client's `dependency` (from the build being measured); the deadline the deadline cases send.
+ * @returns {Record<string, (url: string) => Promise<() => Promise<unknown>>>}
+ */
+export function fetchCases({ loadDependency, deadlineMs }) {
+  return {
+    'bare fetch(url)': async (url) => async () => (await fetch(url)).arrayBuffer(),
+    // What the contract itself puts on the wire: the propagation fields a default call sends.
+    'bare fetch(url) with the two propagation fields': async (url) => {
+      const init = { headers: { 'spillway-criticality': 'critical', 'spillway-attempt': '1' } };
+      return async () => (await fetch(url, init)).arrayBuffer();
+    },
+    // …and with a deadline: its field, and a signal (with its timer) that would cancel the request.
+    'bare fetch(url) with three fields and an abort signal': async (url) => async () => {
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), deadlineMs);
+      const headers = {
+        'spillway-criticality': 'sheddable',
+        'spillway-attempt': '1',
+        'spillway-deadline': String(deadlineMs),
+      };
+      try {
+        return await (await fetch(url, { headers, signal: controller.signal })).arrayBuffer();
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    'dependency({ name, baseUrl }).fetch(path), defaults': async (url) => {
+      const dependency = await loadDependency();
+      const dep = dependency({ name: 'bench', baseUrl: url });
+      return async () => (await dep.fetch('/')).arrayBuffer();
+    },
+    'dependency.fetch(path, undefined, { deadline, criticality })': async (url) => {
+      const dependency = await loadDependency();
+      const dep = dependency({ name: 'bench', baseUrl: url });
+      const options = { deadline: deadlineMs, criticality: 'sheddable' };
+      return async () => (await dep.fetch('/', undefined, options)).arrayBuffer();
+    },
+    'dependency.fetch(path), breaker and throttle off': async (url) => {
+      const dependency = await loadDependency();
+      const dep = dependency({ name: 'bench', baseUrl: url, breaker: false, throttle: false });
+      return async () => (await dep.fetch('/')).arrayBuffer();
+    },
+  };
+}

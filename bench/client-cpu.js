@@ -1,0 +1,197 @@
+#!/usr/bin/env node
+// dependency.fetch over a bare fetch in CPU time per call, the cases' calls alternating one by
+// one in ONE process (issue: spillway/client, target ≤ 1.05 ×).
+// bench/client.js times rounds of 250 ms per case, and a loopback fetch on a shared 2-core VM
+// moves by ±20 % from one round to the next; bench/client-instructions.js counts instructions,
+// exactly, but only in user space (the socket's share in the kernel is left out, which makes
+// every ratio larger than the CPU time's) and under valgrind. Here each case makes one call in
+// turn (the order turned by one case each time), and each call's CPU time — user and system of
+// this process, from process.cpuUsage() — and wall time are added to its case. What the
+// machine does at one moment (a neighbour, the clock speed) falls on every case alike, and the
+// cases share one compiled fetch, so a ratio needs no luck in how V8 compiled Node's internals.
+// The server (bench/ok-server.js) runs in a child process: its CPU is not counted here. With
+// two or more cores, this process is pinned to the first and the server to the second
+// (taskset, BENCHMARKS.md rule 6), so neither waits for the other's core.
+// Caveats: process.cpuUsage() counts every thread of the process, so V8's background
+// compiler and GC threads land in whichever call they run beside (spread over all cases);
+// each reading costs a system call, the same in every case.
+// Ratios are given of the means, of the medians and of the means without each case's slowest
+// 1 % of calls (those few calls carry a scavenge, a major GC or a background compile, and decide
+// the plain mean's ratio); the calls are also cut into batches in order, and the trimmed ratio's
+// median and range over the batches shows how far it moves.
+// Usage: node bench/client-cpu.js [--calls 40000] [--warmup 4000] [--batches 10] [--only a,b]
+//                                 [--control] [--dist other/dist] [--json]
+import { execFileSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { fetchCases } from './client-cases.js';
+import { startOkServer } from './ok-server.js';
+
+const { values } = parseArgs({
+  options: {
+    calls: { type: 'string', default: '40000' },
+    warmup: { type: 'string', default: '4000' },
+    batches: { type: 'string', default: '10' },
+    only: { type: 'string' },
+    // A second bare case, the same call made by another closure: its ratio (1 in truth) shows
+    // how far this method errs by itself.
+    control: { type: 'boolean', default: false },
+    // Another build of Spillway to measure (e.g. a copy of dist/ made before a change).
+    dist: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const calls = Number(values.calls);
+const warmup = Number(values.warmup);
+const batches = Number(values.batches);
+if (!Number.isInteger(calls) || !Number.isInteger(warmup) || !Number.isInteger(batches)) {
+  throw new Error('--calls, --warmup and --batches must be integers');
+}
+if (calls < batches || batches < 1 || warmup < 0) {
+  throw new Error(`--calls (${calls}) must be at least --batches (${batches}), which is ≥ 1`);
+}
+
+const client =
+  values.dist === undefined
+    ? '../dist/client/index.js'
+    : pathToFileURL(join(values.dist, 'client/index.js')).href;
+const all = fetchCases({
+  loadDependency: async () => (await import(client)).dependency,
+  deadlineMs: 5_000,
+});
+const bareCase = 'bare fetch(url)';
+// The share of each case's slowest calls the trimmed mean leaves out.
+const trimShare = 0.01;
+const wanted = values.only?.split(',');
+const controlCase = 'control: bare fetch(url) again';
+if (values.control) all[controlCase] = all[bareCase];
+const names = Object.keys(all).filter(
+  (name) =>
+    wanted === undefined ||
+    name === bareCase ||
+    name === controlCase ||
+    wanted.some((w) => name.includes(w)),
+);
+
+const { url, child: server } = await startOkServer();
+const pinned = pin(server.pid);
+try {
+  const made = [];
+  for (const name of names) made.push(await all[name](url));
+
+  const n = names.length;
+  // Per case, every counted call's CPU and wall microseconds, in the order they were made.
+  const cpu = names.map(() => new Float64Array(calls));
+  const wall = names.map(() => new Float64Array(calls));
+  const total = warmup + calls;
+  const started = performance.now();
+  for (let i = 0; i < total; i++) {
+    for (let k = 0; k < n; k++) {
+      const c = (i + k) % n;
+      const w0 = performance.now();
+      const c0 = process.cpuUsage();
+      await made[c]();
+      const c1 = process.cpuUsage(c0);
+      const w1 = performance.now();
+      if (i >= warmup) {
+        cpu[c][i - warmup] = c1.user + c1.system;
+        wall[c][i - warmup] = (w1 - w0) * 1000;
+      }
+    }
+    if (i % 1000 === 999 && !values.json) {
+      const seconds = (performance.now() - started) / 1000;
+      process.stderr.write(
+        `\r${i + 1}/${total} rounds (${warmup} warm-up), ${seconds.toFixed(0)} s`.padEnd(60),
+      );
+    }
+  }
+  if (!values.json) process.stderr.write('\n');
+
+  const perBatch = Math.ceil(calls / batches);
+  const batchesOf = (xs) =>
+    Array.from({ length: batches }, (_, b) => xs.subarray(b * perBatch, (b + 1) * perBatch));
+  const bare = names.indexOf(bareCase);
+  const rows = names.map((name, c) => {
+    const ratio = (stat, xs) => stat(xs[c]) / stat(xs[bare]);
+    const cpuBatches = batchesOf(cpu[c]);
+    const bareBatches = batchesOf(cpu[bare]);
+    const batchRatios = cpuBatches.map((xs, b) => trimmedMean(xs) / trimmedMean(bareBatches[b]));
+    return {
+      name,
+      cpuMicrosPerCall: mean(cpu[c]),
+      cpuMedianMicros: median(cpu[c]),
+      cpuRatio: ratio(mean, cpu),
+      cpuRatioMedian: ratio(median, cpu),
+      cpuRatioTrimmed: ratio(trimmedMean, cpu),
+      cpuRatioBatchMedian: median(batchRatios),
+      cpuRatioBatchMin: Math.min(...batchRatios),
+      cpuRatioBatchMax: Math.max(...batchRatios),
+      wallMicrosPerCall: mean(wall[c]),
+      wallRatio: ratio(mean, wall),
+      wallRatioTrimmed: ratio(trimmedMean, wall),
+    };
+  });
+  if (values.json) {
+    const meta = {
+      node: process.version,
+      dist: values.dist ?? 'dist',
+      calls,
+      warmup,
+      batches,
+      trimShare,
+      pinned,
+    };
+    console.log(JSON.stringify({ ...meta, rows }, null, 2));
+  } else {
+    console.log(
+      `Node ${process.version}; ${warmup} warm-up rounds, then ${calls} calls of every case, one call of each in turn; CPU = user + system time of this process per call (the server is another process); trimmed: the mean without each case's slowest ${trimShare * 100} % of calls; batches of ${perBatch} calls; ${pinned ? 'this process on core 0, the server on core 1' : 'not pinned'}.${values.dist === undefined ? '' : ` Build: ${values.dist}.`}\n`,
+    );
+    console.log(
+      '| case | CPU µs/call: mean | median | × bare: mean | median | trimmed | trimmed, batches: median (min–max) | wall × bare: mean | trimmed |',
+    );
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    const f = (x) => x.toFixed(3);
+    for (const r of rows) {
+      console.log(
+        `| ${r.name} | ${r.cpuMicrosPerCall.toFixed(1)} | ${r.cpuMedianMicros.toFixed(0)} | ${f(r.cpuRatio)} | ${f(r.cpuRatioMedian)} | ${f(r.cpuRatioTrimmed)} | ${f(r.cpuRatioBatchMedian)} (${f(r.cpuRatioBatchMin)}–${f(r.cpuRatioBatchMax)}) | ${f(r.wallRatio)} | ${f(r.wallRatioTrimmed)} |`,
+      );
+    }
+  }
+} finally {
+  server.kill();
+}
+
+/** Every thread of this process on core 0, the server's on core 1; false where that fails. */
+function pin(serverPid) {
+  if (availableParallelism() < 2) return false;
+  try {
+    execFileSync('taskset', ['-a', '-pc', '0', String(process.pid)], { stdio: 'ignore' });
+    execFileSync('taskset', ['-a', '-pc', '1', String(serverPid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function mean(xs) {
+  let sum = 0;
+  for (const x of xs) sum += x;
+  return sum / xs.length;
+}
+
+function median(xs) {
+  const s = Float64Array.from(xs).sort();
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/**
+ * The mean without the slowest calls: a scavenge, a major GC or a compile on a background thread
+ * falls on one call in thousands and costs as much as hundreds of calls; left in, a handful of
+ * them decide a ratio of a few per cent.
+ */
+function trimmedMean(xs) {
+  const s = Float64Array.from(xs).sort();
+  return mean(s.subarray(0, Math.ceil(s.length * (1 - trimShare))));
+}
