@@ -19,8 +19,12 @@
 // 1 % of calls (those few calls carry a scavenge, a major GC or a background compile, and decide
 // the plain mean's ratio); the calls are also cut into batches in order, and the trimmed ratio's
 // median and range over the batches shows how far it moves.
+// One process is not the whole story: how V8 compiled this process's code (and where it put it)
+// moves a ratio by a per cent or two from one process to the next, more than the batches within
+// one process move. --runs N makes N processes in turn, one after the other, and reports each
+// case's trimmed ratio in every run and its median (min–max) over the runs.
 // Usage: node bench/client-cpu.js [--calls 40000] [--warmup 4000] [--batches 10] [--only a,b]
-//                                 [--control] [--dist other/dist] [--json]
+//                                 [--control] [--runs 1] [--dist other/dist] [--json]
 import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -40,9 +44,18 @@ const { values } = parseArgs({
     control: { type: 'boolean', default: false },
     // Another build of Spillway to measure (e.g. a copy of dist/ made before a change).
     dist: { type: 'string' },
+    runs: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
   },
 });
+const runs = Number(values.runs);
+if (!Number.isInteger(runs) || runs < 1 || runs > 100) {
+  throw new Error(`--runs must be an integer from 1 to 100, not ${values.runs}`);
+}
+if (runs > 1) {
+  await severalRuns(runs);
+  process.exit(0);
+}
 const calls = Number(values.calls);
 const warmup = Number(values.warmup);
 const batches = Number(values.batches);
@@ -161,6 +174,55 @@ try {
   }
 } finally {
   server.kill();
+}
+
+/**
+ * Makes `count` processes of this benchmark, one after the other, each with the same options and
+ * --json, and reports every case's trimmed CPU ratio per run and over the runs.
+ */
+async function severalRuns(count) {
+  // The same options minus --runs (as `--runs N` or `--runs=N`).
+  const args = process.argv
+    .slice(2)
+    .filter((a, i, all) => a !== '--runs' && all[i - 1] !== '--runs' && !a.startsWith('--runs='));
+  const results = [];
+  for (let r = 0; r < count; r++) {
+    if (!values.json) process.stderr.write(`run ${r + 1}/${count}…\n`);
+    const out = execFileSync(process.execPath, [process.argv[1], ...args, '--json'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    results.push(JSON.parse(String(out)));
+  }
+  const caseNames = results[0].rows.map((row) => row.name);
+  const summary = caseNames.map((name) => {
+    const ratios = results.map((run) => run.rows.find((row) => row.name === name).cpuRatioTrimmed);
+    const sorted = [...ratios].sort((a, b) => a - b);
+    return {
+      name,
+      cpuRatioTrimmed: ratios,
+      median: median(sorted),
+      min: sorted[0],
+      max: sorted.at(-1),
+    };
+  });
+  if (values.json) {
+    console.log(JSON.stringify({ node: process.version, runs: count, summary, results }, null, 2));
+    return;
+  }
+  const first = results[0];
+  console.log(
+    `Node ${process.version}; ${count} processes in turn, each: ${first.warmup} warm-up rounds, then ${first.calls} calls of every case, one call of each in turn; CPU × bare = the trimmed mean's ratio (slowest ${first.trimShare * 100} % of each case's calls left out); ${first.pinned ? 'pinned: client on core 0, server on core 1' : 'not pinned'}.${values.dist === undefined ? '' : ` Build: ${values.dist}.`}\n`,
+  );
+  const runColumns = results.map((_, r) => `run ${r + 1}`);
+  console.log(`| case | CPU × bare, trimmed: median (min–max) | ${runColumns.join(' | ')} |`);
+  console.log(`|---|---:|${runColumns.map(() => '---:|').join('')}`);
+  const f = (x) => x.toFixed(3);
+  for (const s of summary) {
+    console.log(
+      `| ${s.name} | ${f(s.median)} (${f(s.min)}–${f(s.max)}) | ${s.cpuRatioTrimmed.map(f).join(' | ')} |`,
+    );
+  }
 }
 
 /** Every thread of this process on core 0, the server's on core 1; false where that fails. */
