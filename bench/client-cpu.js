@@ -8,7 +8,7 @@
 // turn (the order turned by one case each time), and each call's CPU time — user and system of
 // this process, from process.cpuUsage() — and wall time are added to its case. What the
 // machine does at one moment (a neighbour, the clock speed) falls on every case alike, and the
-// cases share one compiled fetch, so a ratio needs no luck in how V8 compiled Node's internals.
+// cases share one compiled fetch, so however V8 compiled Node's internals, it did so for all.
 // The server (bench/ok-server.js) runs in a child process: its CPU is not counted here. With
 // two or more cores, this process is pinned to the first and the server to the second
 // (taskset, BENCHMARKS.md rule 6), so neither waits for the other's core.
