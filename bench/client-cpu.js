@@ -5,7 +5,7 @@
 // moves by ±20 % from one round to the next; bench/client-instructions.js counts instructions,
 // exactly, but only in user space (the socket's share in the kernel is left out, which makes
 // every ratio larger than the CPU time's) and under valgrind. Here each case makes one call in
-// turn (the order turned by one case each time), and each call's CPU time — user and system of
+// turn (in an order shuffled afresh every round), and each call's CPU time — user and system of
 // this process, from process.cpuUsage() — and wall time are added to its case. What the
 // machine does at one moment (a neighbour, the clock speed) falls on every case alike, and the
 // cases share one compiled fetch, so however V8 compiled Node's internals, it did so for all.
@@ -27,8 +27,12 @@
 // 1.033 to 1.065 × on Node 20 over four sets of cases, 5 processes each): compare rows of one
 // set, and read a verdict over several sets. --block N lets each case make N calls in a row in
 // its turn (each then runs as it would in a loop of its own), still in one process.
-// Usage: node bench/client-cpu.js [--calls 40000] [--warmup 4000] [--batches 10] [--only a,b]
-//                                 [--control] [--block 1] [--runs 1] [--dist other/dist] [--json]
+// Why shuffled: a call runs warmer after one that ran the same code. Turning a fixed order by one
+// case a round (as this bench first did) keeps every case's predecessor the same, so a case that
+// always follows its twin is cheaper: with --control (a second bare case, placed just before the
+// bare one in that cycle) every other row read ~1.5 % higher than without it. A fresh random
+// order each round gives every case every predecessor alike; --order rotate keeps the old cycle.
+// Usage: node bench/client-cpu.js --help
 import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +40,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { fetchCases } from './client-cases.js';
 import { startOkServer } from './ok-server.js';
+import { mean, median, trimmedMean as trimmedBy } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -48,12 +53,40 @@ const { values } = parseArgs({
     control: { type: 'boolean', default: false },
     // Another build of Spillway to measure (e.g. a copy of dist/ made before a change).
     dist: { type: 'string' },
+    // Another build whose default dependency.fetch runs beside this one's, in the same process:
+    // an A/B of a change under the very same conditions.
+    against: { type: 'string' },
+    help: { type: 'boolean', default: false },
     // Calls each case makes in a row before the next case's turn: 1 alternates call by call.
     block: { type: 'string', default: '1' },
+    order: { type: 'string', default: 'shuffle' },
+    seed: { type: 'string', default: '1' },
     runs: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
   },
 });
+if (values.help) {
+  console.log(`Usage: node bench/client-cpu.js [options]
+
+dependency.fetch over a bare fetch in CPU time per call, against a loopback keep-alive server
+in another process; the cases alternate call by call in one process (see the comment at the
+top of this file for why, and BENCHMARKS.md for results).
+
+  --calls N      counted calls of every case (default 40000)
+  --warmup N     calls of every case made first and not counted (default 4000)
+  --batches N    batches the counted calls are cut into, for the batch spread (default 10)
+  --only a,b     only the cases whose names contain one of these (the bare case always runs)
+  --control      a second bare case: how far the method errs by itself (its ratio is 1 in truth)
+  --block N      calls each case makes in a row in its turn (default 1)
+  --order O      shuffle: a fresh random order every round (default); rotate: a fixed cycle
+                 turned by one case a round (each case then always follows the same one)
+  --seed N       seed of the shuffle, so a run can be repeated (default 1)
+  --runs N       N processes in turn; each case's ratio per run and median (min–max) over runs
+  --dist DIR     measure another build of Spillway (e.g. a copy of dist/ made before a change)
+  --against D,E  add the default dependency.fetch of other builds, in the same process (A/B)
+  --json         machine-readable output`);
+  process.exit(0);
+}
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1 || runs > 100) {
   throw new Error(`--runs must be an integer from 1 to 100, not ${values.runs}`);
@@ -66,6 +99,10 @@ const calls = Number(values.calls);
 const warmup = Number(values.warmup);
 const batches = Number(values.batches);
 const block = Number(values.block);
+if (values.order !== 'shuffle' && values.order !== 'rotate') {
+  throw new Error(`--order must be shuffle or rotate, not ${values.order}`);
+}
+const random = mulberry32(Number(values.seed) >>> 0);
 if (!Number.isInteger(block) || block < 1 || block > 10_000) {
   throw new Error(`--block must be an integer from 1 to 10000, not ${values.block}`);
 }
@@ -90,11 +127,21 @@ const trimShare = 0.01;
 const wanted = values.only?.split(',');
 const controlCase = 'control: bare fetch(url) again';
 if (values.control) all[controlCase] = all[bareCase];
+const defaultsCase = 'dependency({ name, baseUrl }).fetch(path), defaults';
+for (const dir of values.against?.split(',') ?? []) {
+  const other = pathToFileURL(join(dir, 'client/index.js')).href;
+  const cases = fetchCases({
+    loadDependency: async () => (await import(other)).dependency,
+    deadlineMs: 5_000,
+  });
+  all[`${defaultsCase}, build ${dir}`] = cases[defaultsCase];
+}
 const names = Object.keys(all).filter(
   (name) =>
     wanted === undefined ||
     name === bareCase ||
     name === controlCase ||
+    name.includes(', build ') ||
     wanted.some((w) => name.includes(w)),
 );
 
@@ -110,11 +157,14 @@ try {
   const wall = names.map(() => new Float64Array(calls));
   const total = warmup + calls;
   const started = performance.now();
-  // Each round, every case makes `block` calls in a row (the order turned by one case a round).
+  // Each round, every case makes `block` calls in a row, in a fresh random order (or, with
+  // --order rotate, in the same cycle turned by one case a round).
+  const order = names.map((_, c) => c);
   for (let i = 0, round = 0; i < total; i += block, round++) {
     const end = Math.min(total, i + block);
+    if (values.order === 'shuffle') shuffle(order, random);
     for (let k = 0; k < n; k++) {
-      const c = (round + k) % n;
+      const c = values.order === 'shuffle' ? order[k] : (round + k) % n;
       const call = made[c];
       for (let j = i; j < end; j++) {
         const w0 = performance.now();
@@ -170,6 +220,8 @@ try {
       calls,
       warmup,
       block,
+      order: values.order,
+      seed: Number(values.seed),
       batches,
       trimShare,
       pinned,
@@ -177,7 +229,7 @@ try {
     console.log(JSON.stringify({ ...meta, rows }, null, 2));
   } else {
     console.log(
-      `Node ${process.version}; ${warmup} warm-up calls, then ${calls} calls of every case, ${turn(block)}; CPU = user + system time of this process per call (the server is another process); trimmed: the mean without each case's slowest ${trimShare * 100} % of calls; batches of ${perBatch} calls; ${pinned ? 'this process on core 0, the server on core 1' : 'not pinned'}.${values.dist === undefined ? '' : ` Build: ${values.dist}.`}\n`,
+      `Node ${process.version}; ${warmup} warm-up calls, then ${calls} calls of every case, ${turn(block, values.order)}; CPU = user + system time of this process per call (the server is another process); trimmed: the mean without each case's slowest ${trimShare * 100} % of calls; batches of ${perBatch} calls; ${pinned ? 'this process on core 0, the server on core 1' : 'not pinned'}.${values.dist === undefined ? '' : ` Build: ${values.dist}.`}\n`,
     );
     console.log(
       '| case | CPU µs/call: mean | median | × bare: mean | median | trimmed | trimmed, batches: median (min–max) | wall × bare: mean | trimmed |',
@@ -230,7 +282,7 @@ async function severalRuns(count) {
   }
   const first = results[0];
   console.log(
-    `Node ${process.version}; ${count} processes in turn, each: ${first.warmup} warm-up calls, then ${first.calls} calls of every case, ${turn(first.block)}; CPU × bare = the trimmed mean's ratio (slowest ${first.trimShare * 100} % of each case's calls left out); ${first.pinned ? 'pinned: client on core 0, server on core 1' : 'not pinned'}.${values.dist === undefined ? '' : ` Build: ${values.dist}.`}\n`,
+    `Node ${process.version}; ${count} processes in turn, each: ${first.warmup} warm-up calls, then ${first.calls} calls of every case, ${turn(first.block, first.order)}; CPU × bare = the trimmed mean's ratio (slowest ${first.trimShare * 100} % of each case's calls left out); ${first.pinned ? 'pinned: client on core 0, server on core 1' : 'not pinned'}.${values.dist === undefined ? '' : ` Build: ${values.dist}.`}\n`,
   );
   const runColumns = results.map((_, r) => `run ${r + 1}`);
   console.log(`| case | CPU × bare, trimmed: median (min–max) | ${runColumns.join(' | ')} |`);
@@ -244,8 +296,11 @@ async function severalRuns(count) {
 }
 
 /** How the cases take turns, in words. */
-function turn(b) {
-  return b === 1 ? 'one call of each in turn' : `${b} calls of each in a row, in turn`;
+function turn(b, order) {
+  const each = b === 1 ? 'one call of each case' : `${b} calls of each case in a row`;
+  return order === 'rotate'
+    ? `${each} per round, in one cycle turned by one case a round`
+    : `${each} per round, in a fresh random order every round`;
 }
 
 /** Every thread of this process on core 0, the server's on core 1; false where that fails. */
@@ -260,23 +315,30 @@ function pin(serverPid) {
   }
 }
 
-function mean(xs) {
-  let sum = 0;
-  for (const x of xs) sum += x;
-  return sum / xs.length;
-}
-
-function median(xs) {
-  const s = Float64Array.from(xs).sort();
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
-
 /**
  * The mean without the slowest calls: a scavenge, a major GC or a compile on a background thread
  * falls on one call in thousands and costs as much as hundreds of calls; left in, a handful of
  * them decide a ratio of a few per cent.
  */
 function trimmedMean(xs) {
-  const s = Float64Array.from(xs).sort();
-  return mean(s.subarray(0, Math.ceil(s.length * (1 - trimShare))));
+  return trimmedBy(xs, trimShare);
+}
+
+/** Shuffles `xs` in place (Fisher–Yates) with `random`, uniform in [0, 1). */
+function shuffle(xs, random) {
+  for (let i = xs.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [xs[i], xs[j]] = [xs[j], xs[i]];
+  }
+}
+
+/** A small seeded generator of uniform numbers in [0, 1) (mulberry32), for repeatable orders. */
+function mulberry32(seed) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

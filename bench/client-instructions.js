@@ -43,6 +43,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { fetchCases } from './client-cases.js';
 import { startOkServer } from './ok-server.js';
+import { median } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -370,11 +371,6 @@ async function main() {
       );
     }
   }
-}
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
 /**

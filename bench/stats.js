@@ -1,0 +1,20 @@
+// Summary statistics the client benchmarks share.
+
+/** The arithmetic mean of `xs` (an array or a typed array). */
+export function mean(xs) {
+  let sum = 0;
+  for (const x of xs) sum += x;
+  return sum / xs.length;
+}
+
+/** The median of `xs`; `xs` itself is left as it was. */
+export function median(xs) {
+  const s = Float64Array.from(xs).sort();
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/** The mean of `xs` without its largest `share` (e.g. 0.01 leaves the top 1 % out). */
+export function trimmedMean(xs, share) {
+  const s = Float64Array.from(xs).sort();
+  return mean(s.subarray(0, Math.ceil(s.length * (1 - share))));
+}
