@@ -35,6 +35,8 @@ describe('dependency options', () => {
     expect(() => dependency({ name: 'x', budget: { maxTokens: -1 } })).toThrow(/`maxTokens`/);
     expect(() => dependency({ name: 'x', breaker: { openMs: 0 } })).toThrow(/`openMs`/);
     expect(() => dependency({ name: 'x', throttle: { k: 0 } })).toThrow(/`k`/);
+    expect(() => dependency({ name: 'x', breaker: true as never })).toThrow(/`breaker`/);
+    expect(() => dependency({ name: 'x', throttle: 2 as never })).toThrow(/`throttle`/);
     expect(() => dependency({ name: 'x', timeoutMs: 0 })).toThrow(/`timeoutMs`/);
     expect(() => dependency({ name: 'x', fetch: 'curl' as never })).toThrow(/`fetch`/);
     expect(() => dependency({ name: 'x', baseUrl: '/relative' })).toThrow(/`baseUrl`/);
@@ -197,6 +199,47 @@ describe('local refusals never count against the dependency', () => {
     expect(breaker.state).toBe('closed');
     await dep.fetch('http://x/');
     expect(opened).toEqual([9]); // 500, 502, 500 in a row
+    expect(dep.active).toBe(0);
+  });
+
+  it('own breaker and throttle: one reading each way per call, the verdicts of a passed-in breaker', async () => {
+    const base = createVirtualClock();
+    let reads = 0;
+    const clock = Object.assign(Object.create(base) as typeof base, {
+      now: () => {
+        reads++;
+        return base.now();
+      },
+    });
+    const statuses = [500, 404, 500, 500, 500, 200, 200];
+    let n = 0;
+    const dep = dependency({
+      name: 'x',
+      clock,
+      retry: false,
+      breaker: { trip: { kind: 'consecutive', failures: 3 }, openMs: 1_000 },
+      fetch: () => Promise.resolve(new Response('x', { status: statuses[n++] ?? 200 })),
+    });
+    const released: string[] = [];
+    reads = 0;
+    expect((await dep.fetch('http://x/')).status).toBe(500);
+    // The throttle's window before the request; one reading for breaker and throttle after it.
+    expect(reads).toBe(2);
+    expect(dep.active).toBe(0);
+    for (let i = 1; i < 4; i++) await dep.fetch('http://x/');
+    expect(dep.breaker!.state).toBe('closed'); // the 404 broke the run: 500, 500 so far
+    await dep.fetch('http://x/');
+    expect(dep.breaker!.state).toBe('open');
+    await expect(dep.fetch('http://x/')).rejects.toBeInstanceOf(CircuitOpenError);
+    expect(n).toBe(5);
+    await base.advance(1_000);
+    // Half-open: the probe goes with a ticket, and its success closes the breaker.
+    dep.limiter.onRelease((e) => released.push(e.outcome));
+    expect((await dep.fetch('http://x/')).status).toBe(200);
+    expect(dep.breaker!.state).toBe('closed');
+    expect((await dep.fetch('http://x/')).status).toBe(200);
+    expect(released).toEqual(['ok', 'ok']);
+    expect(dep.throttle!.rejectProbability()).toBe(0);
     expect(dep.active).toBe(0);
   });
 

@@ -11,14 +11,12 @@
  * @module
  */
 import {
-  adaptiveThrottle,
   backoff as makeBackoff,
-  circuitBreaker,
   CircuitOpenError,
   carryBudget,
   classifyError,
-  concurrencyLimit,
   criticalities,
+  criticalityRank,
   DeadlineExceededError,
   DependencyOverloadedError,
   DependencyTimeoutError,
@@ -54,8 +52,19 @@ import {
   type RetryBudgetOptions,
 } from '../index.js';
 import { defaultHeaderNames, type HeaderNames } from '../http/index.js';
+import {
+  ownedAdaptiveThrottle,
+  type OwnedAdaptiveThrottle,
+} from '../core/adaptive-throttle/adaptive-throttle.js';
+import {
+  ownedCircuitBreaker,
+  type OwnedCircuitBreaker,
+} from '../core/circuit-breaker/circuit-breaker.js';
+import {
+  ownedConcurrencyLimit,
+  type OwnedConcurrencyLimit,
+} from '../core/concurrency-limit/concurrency-limit.js';
 import { AttemptScope, joinSignals } from './attempt-scope.js';
-import { HeldClock } from './held-clock.js';
 import { mergeHeaders, propagationHeaders, type HeadersLike } from './propagation.js';
 import { retryAfterFailure } from '../core/retry/retry.js';
 import { refusalOf } from './response-signal.js';
@@ -214,9 +223,7 @@ export function dependency(options: DependencyOptions): Dependency {
     throw new SpillwayConfigError('name', 'a non-empty string', o.name);
   }
   const clock = o.clock ?? systemClock;
-  // The breaker and throttle built here share one reading when an attempt's outcome is recorded.
-  const held = new HeldClock(clock);
-  const limiter = concurrencyLimit({
+  const limiter = ownedConcurrencyLimit({
     limit: o.limit ?? defaults.limit,
     maxQueue: o.maxQueue ?? defaults.maxQueue,
     maxQueueWaitMs: o.maxQueueWaitMs ?? defaults.maxQueueWaitMs,
@@ -247,18 +254,25 @@ export function dependency(options: DependencyOptions): Dependency {
   const budget = isRetryBudget(o.budget)
     ? o.budget
     : retryBudget(withClock(o.budget, clock) as RetryBudgetOptions | undefined);
-  const breaker =
-    o.breaker === false
+  for (const key of ['breaker', 'throttle'] as const) {
+    const value = o[key];
+    if (value !== undefined && value !== false && (typeof value !== 'object' || value === null)) {
+      throw new SpillwayConfigError(key, `a ${key}, options for one, or false`, value);
+    }
+  }
+  // A breaker and a throttle built here keep this dependency's clock, so one reading serves
+  // both; one passed in keeps its own clock and is driven through its public methods.
+  const ownBreaker =
+    o.breaker === false || isBreaker(o.breaker)
       ? undefined
-      : isBreaker(o.breaker)
-        ? o.breaker
-        : circuitBreaker({ ...(o.breaker ?? defaults.breaker), name: o.name, clock: held });
+      : ownedCircuitBreaker({ ...(o.breaker ?? defaults.breaker), name: o.name, clock });
+  const breaker = o.breaker === false ? undefined : (ownBreaker ?? (o.breaker as CircuitBreaker));
+  const ownThrottle =
+    o.throttle === false || isThrottle(o.throttle)
+      ? undefined
+      : ownedAdaptiveThrottle({ ...(o.throttle ?? {}), clock });
   const throttle =
-    o.throttle === false
-      ? undefined
-      : isThrottle(o.throttle)
-        ? o.throttle
-        : adaptiveThrottle({ ...(o.throttle ?? {}), clock: held });
+    o.throttle === false ? undefined : (ownThrottle ?? (o.throttle as AdaptiveThrottle));
   let timeoutMs = Infinity;
   if (o.timeoutMs !== undefined) {
     if (typeof o.timeoutMs !== 'number' || !(o.timeoutMs > 0) || !Number.isFinite(o.timeoutMs)) {
@@ -283,13 +297,14 @@ export function dependency(options: DependencyOptions): Dependency {
   return new Client({
     name: o.name,
     clock,
-    held,
     limiter,
     maxAttempts,
     backoff,
     budget,
     breaker,
+    ownBreaker,
     throttle,
+    ownThrottle,
     timeoutMs,
     fetch: fetchFn,
     baseUrl,
@@ -300,14 +315,16 @@ export function dependency(options: DependencyOptions): Dependency {
 interface Settings {
   readonly name: string;
   readonly clock: Clock;
-  /** `clock`, as the breaker and throttle built by `dependency()` read it. */
-  readonly held: HeldClock;
-  readonly limiter: ConcurrencyLimit;
+  readonly limiter: OwnedConcurrencyLimit;
   readonly maxAttempts: number;
   readonly backoff: Backoff;
   readonly budget: RetryBudget;
   readonly breaker: CircuitBreaker | undefined;
+  /** `breaker` when it was built here (on `clock`): driven without a ticket per call. */
+  readonly ownBreaker: OwnedCircuitBreaker | undefined;
   readonly throttle: AdaptiveThrottle | undefined;
+  /** `throttle` when it was built here (on `clock`): given readings of `clock`. */
+  readonly ownThrottle: OwnedAdaptiveThrottle | undefined;
   readonly timeoutMs: number;
   readonly fetch: FetchLike;
   readonly baseUrl: BaseUrl | undefined;
@@ -344,6 +361,8 @@ interface CallState<T> {
   /** Every caller signal joined (the options', the init's, the deadline's). */
   readonly signal: AbortSignal | undefined;
   readonly criticality: Criticality;
+  /** The criticality's rank (see `criticalityRank`). */
+  readonly rank: number;
   readonly idempotent: boolean;
 }
 
@@ -355,8 +374,12 @@ interface Attempt<T> {
   readonly call: CallState<T>;
   /** 1 for the first. */
   readonly number: number;
+  /** The breaker's ticket; or, let in by this dependency's own closed breaker, its generation. */
   ticket: BreakerCall | undefined;
+  generation: number;
+  /** The cap's permit; or `slot` when a free slot was taken without one. */
   permit: Permit | undefined;
+  slot: boolean;
   scope: AttemptScope;
   /** The propagation fields it sends, and the ms it has left (set once it may start). */
   headers: Readonly<Record<string, string>>;
@@ -575,6 +598,7 @@ class Client implements Dependency {
         deadlineSignalled: false,
         signal: work.signal,
         criticality: 'critical',
+        rank: 1,
         idempotent: work.idempotent,
       };
     }
@@ -624,6 +648,7 @@ class Client implements Dependency {
       deadlineSignalled: deadlineSignal !== undefined,
       signal: joinSignals([signal, work.signal, deadlineSignal]),
       criticality,
+      rank: criticalityRank(criticality),
       idempotent: idempotent ?? work.idempotent,
     };
   }
@@ -638,71 +663,93 @@ class Client implements Dependency {
       call,
       number,
       ticket: undefined,
+      generation: -1,
       permit: undefined,
+      slot: false,
       scope: unboundedScope,
       headers: noHeaders,
       remainingMs: undefined,
     };
-    let acquired: AcquireResult | Promise<AcquireResult>;
+    let acquired: AcquireResult | Promise<AcquireResult> | undefined;
     try {
       const expiresAt = call.expiresAt;
       if (call.signal?.aborted === true) throw call.signal.reason;
       // Without a deadline the clock is not read at all.
       if (expiresAt !== Infinity && expiresAt <= s.clock.now()) throw new DeadlineExceededError();
-      if (s.breaker !== undefined) {
-        const d = s.breaker.tryAcquire();
-        if (!d.ok) throw new CircuitOpenError({ retryAfterMs: d.retryAfterMs, dependency: s.name });
-        attempt.ticket = d.call;
+      const breaker = s.breaker;
+      if (breaker !== undefined) {
+        // This dependency's own breaker, closed, lets a call in without a ticket.
+        const generation = s.ownBreaker === undefined ? -1 : s.ownBreaker.admitClosed();
+        if (generation >= 0) {
+          attempt.generation = generation;
+        } else {
+          const d = breaker.tryAcquire();
+          if (!d.ok) {
+            throw new CircuitOpenError({ retryAfterMs: d.retryAfterMs, dependency: s.name });
+          }
+          attempt.ticket = d.call;
+        }
       }
       const limiter = s.limiter;
-      // A free slot is taken at once; only a wait in line costs a promise.
-      acquired =
-        limiter.queued === 0 && limiter.active < limiter.limit
-          ? limiter.tryAcquire()
-          : limiter.acquire({
-              signal: call.signal,
-              criticality: call.criticality,
-              deadline: expiresAt,
-            });
+      // A free slot is taken at once (without a permit object when nothing needs one); only a
+      // wait in line costs a promise.
+      if (limiter.takeSlot()) attempt.slot = true;
+      else if (limiter.queued === 0 && limiter.active < limiter.limit) {
+        acquired = limiter.tryAcquire();
+      } else {
+        acquired = limiter.acquire({
+          signal: call.signal,
+          criticality: call.criticality,
+          deadline: expiresAt,
+        });
+      }
     } catch (error) {
-      attempt.ticket?.ignore();
+      this.#report(attempt, 'ignore');
       return this.#ended(attempt, error);
     }
     if (acquired instanceof Promise) return acquired.then((a) => this.#granted(attempt, a));
     return this.#granted(attempt, acquired);
   }
 
-  /** The rest of an attempt, once the cap has answered. Never throws either. */
-  #granted<T>(attempt: Attempt<T>, acquired: AcquireResult): Promise<T> {
+  /**
+   * The rest of an attempt, once the cap has answered (`undefined`: a slot was taken without a
+   * permit). Never throws either.
+   */
+  #granted<T>(attempt: Attempt<T>, acquired: AcquireResult | undefined): Promise<T> {
     const s = this.#s;
     const clock = s.clock;
     const call = attempt.call;
-    const ticket = attempt.ticket;
-    if (!acquired.ok) {
-      ticket?.ignore();
-      const error: unknown =
-        acquired.reason === 'aborted' && call.signal !== undefined
-          ? call.signal.reason
-          : rejectionError(acquired.reason, { retryAfterMs: acquired.retryAfterMs });
-      return this.#ended(attempt, error);
+    if (acquired !== undefined) {
+      if (!acquired.ok) {
+        this.#report(attempt, 'ignore');
+        const error: unknown =
+          acquired.reason === 'aborted' && call.signal !== undefined
+            ? call.signal.reason
+            : rejectionError(acquired.reason, { retryAfterMs: acquired.retryAfterMs });
+        return this.#ended(attempt, error);
+      }
+      attempt.permit = acquired.permit;
     }
-    const permit = acquired.permit;
     const expiresAt = call.expiresAt;
     const bounded = expiresAt !== Infinity;
-    // One reading for the deadline's check and what is left of it (the throttle in between
-    // takes no time worth counting).
-    const now = bounded ? clock.now() : 0;
+    const ownThrottle = s.ownThrottle;
+    // One reading for the deadline's check, what is left of it and the own throttle's window
+    // (the throttle in between takes no time worth counting).
+    const now = bounded || ownThrottle !== undefined ? clock.now() : 0;
     if (bounded && expiresAt <= now) {
       // Granted at the very edge of the deadline: too late to send anything.
-      permit.release('ignored');
-      ticket?.ignore();
+      this.#free(attempt, 'ignored');
+      this.#report(attempt, 'ignore');
       return this.#ended(attempt, new DeadlineExceededError());
     }
     if (s.throttle !== undefined) {
-      const d = s.throttle.tryRequest(call.criticality);
+      const d =
+        ownThrottle === undefined
+          ? s.throttle.tryRequest(call.criticality)
+          : ownThrottle.tryRequestAt(call.rank, now);
       if (!d.ok) {
-        permit.release('ignored');
-        ticket?.ignore();
+        this.#free(attempt, 'ignored');
+        this.#report(attempt, 'ignore');
         const error = new ThrottledError({
           rejectProbability: d.rejectProbability,
           dependency: s.name,
@@ -710,7 +757,6 @@ class Client implements Dependency {
         return this.#ended(attempt, error);
       }
     }
-    attempt.permit = permit;
     const deadlineMs = bounded ? expiresAt - now : Infinity;
     const timeoutFirst = s.timeoutMs < deadlineMs;
     const remainingMs = timeoutFirst
@@ -774,25 +820,56 @@ class Client implements Dependency {
    */
   #succeeded<T>(attempt: Attempt<T>, value: T, failed: boolean): T {
     const s = this.#s;
-    const criticality = attempt.call.criticality;
+    // One reading for the own breaker's and the own throttle's records.
+    const now = attempt.generation >= 0 || s.ownThrottle !== undefined ? s.clock.now() : 0;
     // How the attempt ended, for an adaptive limit: an answer that counts as a failure is a drop.
     let outcome: PermitOutcome = 'ok';
-    s.held.hold();
-    try {
-      if (failed) {
-        outcome = 'dropped';
-        attempt.ticket?.failure();
-      } else {
-        attempt.ticket?.success();
-        s.budget.recordSuccess();
-      }
-      s.throttle?.recordAccept(criticality);
-    } finally {
-      s.held.release();
+    if (failed) {
+      outcome = 'dropped';
+      this.#report(attempt, 'failure', now);
+    } else {
+      this.#report(attempt, 'success', now);
+      s.budget.recordSuccess();
     }
+    this.#accepted(attempt.call, now);
     attempt.scope.dispose();
-    attempt.permit?.release(outcome);
+    this.#free(attempt, outcome);
     return value;
+  }
+
+  /**
+   * Tells the breaker how the attempt ended: through its ticket, or, let in by the own closed
+   * breaker, under its generation (`now`, when given, a reading of the dependency's clock).
+   * Once per attempt: every path that ends an attempt reports exactly once.
+   */
+  #report(attempt: Attempt<unknown>, kind: 'success' | 'failure' | 'ignore', now?: number): void {
+    const ticket = attempt.ticket;
+    if (ticket !== undefined) {
+      if (kind === 'success') ticket.success();
+      else if (kind === 'failure') ticket.failure();
+      else ticket.ignore();
+    } else if (attempt.generation >= 0 && kind !== 'ignore') {
+      // Ignoring a call a closed breaker let in changes nothing: nothing to report.
+      this.#s.ownBreaker!.reportClosed(attempt.generation, kind, now);
+    }
+  }
+
+  /** Tells the throttle the dependency took the request (`now`: a reading, when at hand). */
+  #accepted(call: CallState<unknown>, now?: number): void {
+    const s = this.#s;
+    const own = s.ownThrottle;
+    if (own !== undefined) own.recordAcceptAt(call.rank, now ?? s.clock.now());
+    else s.throttle?.recordAccept(call.criticality);
+  }
+
+  /** Frees the attempt's place under the cap, once. */
+  #free(attempt: Attempt<unknown>, outcome: PermitOutcome): void {
+    if (attempt.slot) {
+      attempt.slot = false;
+      this.#s.limiter.releaseSlot(outcome);
+    } else {
+      attempt.permit?.release(outcome);
+    }
   }
 
   /** Records an attempt that failed where it belongs, frees what it held, and ends it. */
@@ -807,7 +884,7 @@ class Client implements Dependency {
     if (isSpillwayError(failure) && (failure as { dependency?: unknown }).dependency === s.name)
       carryBudget(failure, this.budget);
     attempt.scope.dispose();
-    attempt.permit?.release(dropped ? 'dropped' : 'ignored');
+    this.#free(attempt, dropped ? 'dropped' : 'ignored');
     return this.#ended(attempt, failure);
   }
 
@@ -834,11 +911,10 @@ class Client implements Dependency {
   /** Records a failed attempt where it belongs and returns the error to throw. */
   #failure(attempt: Attempt<unknown>, error: unknown): unknown {
     const s = this.#s;
-    const ticket = attempt.ticket;
     const fired = attempt.scope.fired;
     if (fired !== undefined) {
       // The attempt outlived its time: the dependency was too slow for it.
-      ticket?.failure();
+      this.#report(attempt, 'failure');
       if (fired instanceof DependencyTimeoutError) s.budget.recordFailure();
       return fired;
     }
@@ -847,19 +923,18 @@ class Client implements Dependency {
       const reason: unknown = callerSignal.reason;
       // A deadline passing in flight means the dependency was too slow for it; any other
       // abort is the caller giving up, which says nothing about the dependency.
-      if (reason instanceof DeadlineExceededError) ticket?.failure();
-      else ticket?.ignore();
+      this.#report(attempt, reason instanceof DeadlineExceededError ? 'failure' : 'ignore');
       return reason;
     }
     if (isLocalRefusal(error)) {
-      ticket?.ignore();
+      this.#report(attempt, 'ignore');
       return error;
     }
     const c = classifyError(error);
-    ticket?.failure();
+    this.#report(attempt, 'failure');
     if (c === undefined) {
       // An ordinary error: the dependency answered, badly.
-      s.throttle?.recordAccept(attempt.call.criticality);
+      this.#accepted(attempt.call);
     } else {
       s.budget.recordFailure();
     }

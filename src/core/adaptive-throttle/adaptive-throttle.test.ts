@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createVirtualClock } from '../../testing/virtual-clock.js';
-import { adaptiveThrottle } from './adaptive-throttle.js';
+import { adaptiveThrottle, ownedAdaptiveThrottle } from './adaptive-throttle.js';
 
 describe('adaptiveThrottle', () => {
   it('refuses nothing while the dependency accepts', () => {
@@ -70,6 +70,29 @@ describe('adaptiveThrottle', () => {
     for (let i = 0; i < 10; i++) expect(throttle.tryRequest().ok).toBe(true);
     expect(throttle.rejectProbability()).toBe(0.9); // 10/11, capped
     expect(throttle.tryRequest().ok).toBe(false);
+  });
+
+  it('an owner may count by rank at its own readings, with the same decisions', async () => {
+    const clock = createVirtualClock();
+    const random = () => 0.3;
+    const owned = ownedAdaptiveThrottle({ clock, random });
+    const plain = adaptiveThrottle({ clock, random });
+    const decisions: [boolean, boolean][] = [];
+    for (let i = 0; i < 60; i++) {
+      // rank 3 is 'sheddable': accepted one time in three, then the window moves on
+      const a = owned.tryRequestAt(3, clock.now());
+      const b = plain.tryRequest('sheddable');
+      decisions.push([a.ok, b.ok]);
+      if (i % 3 === 0) {
+        owned.recordAcceptAt(3, clock.now());
+        plain.recordAccept('sheddable');
+      }
+      await clock.advance(700);
+    }
+    expect(decisions.filter(([a]) => !a).length).toBeGreaterThan(0);
+    expect(decisions.every(([a, b]) => a === b)).toBe(true);
+    expect(owned.rejectProbability('sheddable')).toBe(plain.rejectProbability('sheddable'));
+    expect(owned.rejectProbability('critical')).toBe(0);
   });
 
   it('emits onReject', () => {

@@ -95,6 +95,23 @@ const admitted: ThrottleDecision = Object.freeze({ ok: true });
  * if (res.status !== 429 && res.status !== 503) throttle.recordAccept('sheddable');
  */
 export function adaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThrottle {
+  return ownedAdaptiveThrottle(options);
+}
+
+/**
+ * A throttle as the component that builds it (and so shares its clock) may drive it: by
+ * criticality rank, at a reading that component took, so one reading serves several parts.
+ * `dependency()` takes this path on every call; internal, not exported from the package.
+ */
+export interface OwnedAdaptiveThrottle extends AdaptiveThrottle {
+  /** {@link AdaptiveThrottle.tryRequest} for criticality rank `rank`, at `now` on its clock. */
+  tryRequestAt(rank: number, now: number): ThrottleDecision;
+  /** {@link AdaptiveThrottle.recordAccept} for criticality rank `rank`, at `now` on its clock. */
+  recordAcceptAt(rank: number, now: number): void;
+}
+
+/** {@link adaptiveThrottle}, typed for the component that owns it. */
+export function ownedAdaptiveThrottle(options?: AdaptiveThrottleOptions): OwnedAdaptiveThrottle {
   const o = optionsObject('adaptiveThrottle options', options);
   const k = numberInRange('k', o.k ?? defaults.k, [1, 1_000]);
   const windowMs = positiveNumber('windowMs', o.windowMs ?? defaults.windowMs);
@@ -131,7 +148,7 @@ interface Settings {
   readonly sliceMs: number;
 }
 
-class Throttle implements AdaptiveThrottle {
+class Throttle implements OwnedAdaptiveThrottle {
   readonly #s: Settings;
   // Counter 2r: requests of criticality rank r; 2r + 1: its accepts.
   readonly #window: SlicedWindow;
@@ -149,20 +166,27 @@ class Throttle implements AdaptiveThrottle {
   }
 
   tryRequest(criticality?: Criticality): ThrottleDecision {
-    const r = rankOf(criticality);
+    return this.tryRequestAt(rankOf(criticality), this.#s.clock.now());
+  }
+
+  tryRequestAt(rank: number, now: number): ThrottleDecision {
     const w = this.#window;
-    w.advance(this.#s.clock.now());
-    const p = this.#probability(r);
-    w.addToLatest(2 * r, 1);
+    w.advance(now);
+    const p = this.#probability(rank);
+    w.addToLatest(2 * rank, 1);
     if (p === 0 || this.#s.random() >= p) return admitted;
     if (this.#rejected.size > 0) {
-      this.#rejected.emit({ criticality: criticalities[r]!, rejectProbability: p });
+      this.#rejected.emit({ criticality: criticalities[rank]!, rejectProbability: p });
     }
     return { ok: false, rejectProbability: p };
   }
 
   recordAccept(criticality?: Criticality): void {
-    this.#window.add(2 * rankOf(criticality) + 1, 1, this.#s.clock.now());
+    this.recordAcceptAt(rankOf(criticality), this.#s.clock.now());
+  }
+
+  recordAcceptAt(rank: number, now: number): void {
+    this.#window.add(2 * rank + 1, 1, now);
   }
 
   rejectProbability(criticality?: Criticality): number {

@@ -4,7 +4,12 @@ import { CircuitOpenError } from '../errors/circuit-open-error.js';
 import { QueueFullError } from '../errors/rejected-error.js';
 import { RetryBudgetExhaustedError } from '../errors/retry-budget-error.js';
 import { ThrottledError } from '../errors/throttled-error.js';
-import { circuitBreaker, type BreakerCall, type CircuitBreaker } from './circuit-breaker.js';
+import {
+  circuitBreaker,
+  ownedCircuitBreaker,
+  type BreakerCall,
+  type CircuitBreaker,
+} from './circuit-breaker.js';
 
 function admit(breaker: CircuitBreaker): BreakerCall {
   const d = breaker.tryAcquire();
@@ -149,6 +154,40 @@ describe('circuitBreaker', () => {
     expect(breaker.state).toBe('half-open');
     fresh.success();
     expect(breaker.state).toBe('closed');
+  });
+
+  it('an owner may admit and report closed-state calls without tickets, with the same verdicts', async () => {
+    const clock = createVirtualClock();
+    const trip = { kind: 'time', windowMs: 10_000, minimumCalls: 4, failureRatio: 0.5 } as const;
+    const owned = ownedCircuitBreaker({ clock, trip, openMs: 1_000 });
+    const plain = circuitBreaker({ clock, trip, openMs: 1_000 });
+    // success, failure, success, failure (opens: 2 of 4), in both
+    for (const kind of ['success', 'failure', 'success', 'failure'] as const) {
+      const generation = owned.admitClosed();
+      expect(generation).toBeGreaterThanOrEqual(0);
+      owned.reportClosed(generation, kind, clock.now());
+      admit(plain)[kind]();
+      await clock.advance(100);
+    }
+    expect([owned.state, plain.state]).toEqual(['open', 'open']);
+    // Not closed: the owner must go through tryAcquire, which refuses at once.
+    expect(owned.admitClosed()).toBe(-1);
+    expect(owned.tryAcquire()).toMatchObject({ ok: false, state: 'open' });
+    await clock.advance(1_000);
+    expect(owned.admitClosed()).toBe(-1); // half-open: probes are counted, so tickets only
+    admit(owned).success();
+    expect(owned.state).toBe('closed');
+    // A report from before a change of state moves nothing.
+    const stale = owned.admitClosed();
+    fail(owned, 1);
+    fail(owned, 3); // 4 failures of 4: opens
+    expect(owned.state).toBe('open');
+    await clock.advance(1_000);
+    admit(owned).success(); // half-open → closed: a new generation again
+    owned.reportClosed(stale, 'failure');
+    expect(owned.toJSON()).toMatchObject({ state: 'closed', window: { calls: 0, failures: 0 } });
+    // Slow calls are measured from a ticket's start: with slowCallMs, tickets only.
+    expect(ownedCircuitBreaker({ clock, slowCallMs: 100 }).admitClosed()).toBe(-1);
   });
 
   it('count window: opens when the failure ratio over the last calls reaches the threshold', () => {

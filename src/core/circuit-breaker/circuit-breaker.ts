@@ -111,6 +111,30 @@ const neverAborted = new AbortController().signal;
  * try { const v = await call(); d.call.success(); return v; } catch (e) { d.call.failure(); throw e; }
  */
 export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker {
+  return ownedCircuitBreaker(options);
+}
+
+/**
+ * A breaker as the component that builds it (and so shares its clock) may drive it: while
+ * closed, a call is admitted and reported without a ticket object. `dependency()` takes this path
+ * on every call; internal, not exported from the package.
+ */
+export interface OwnedCircuitBreaker extends CircuitBreaker {
+  /**
+   * Admits a call while the breaker is closed and measures no slow calls: returns the generation
+   * to report it under with {@link reportClosed}, or -1 (then use `tryAcquire`, which handles
+   * every other state). A call whose outcome says nothing (`ignore`) need not be reported.
+   */
+  admitClosed(): number;
+  /**
+   * Reports, once, how a call `admitClosed` let in ended, at `now` on the breaker's own clock
+   * (read here when not given). Ignored once the breaker has changed state since.
+   */
+  reportClosed(generation: number, kind: 'success' | 'failure', now?: number): void;
+}
+
+/** {@link circuitBreaker}, typed for the component that owns it (see {@link OwnedCircuitBreaker}). */
+export function ownedCircuitBreaker(options?: CircuitBreakerOptions): OwnedCircuitBreaker {
   const o = optionsObject('circuitBreaker options', options);
   const clock = clockLike('clock', o.clock ?? systemClock);
   const slowCallMs =
@@ -169,7 +193,7 @@ class Call implements BreakerCall {
   }
 }
 
-class Breaker implements CircuitBreaker {
+class Breaker implements OwnedCircuitBreaker {
   readonly #s: Settings;
   readonly #clock: Clock;
   #state: CircuitState = 'closed';
@@ -248,12 +272,27 @@ class Breaker implements CircuitBreaker {
     return { state, window: this.#s.window.snapshot(now) };
   }
 
+  admitClosed(): number {
+    return this.#state === 'closed' && this.#s.slowCallMs === Infinity ? this.#generation : -1;
+  }
+
   /** Called by a {@link Call} once it settles. */
   outcome(generation: number, kind: 'success' | 'failure' | 'ignore', startedAt: number): void {
     if (generation !== this.#generation) return;
     const now = this.#clock.now();
-    let failure = kind === 'failure';
-    if (kind === 'success' && now - startedAt > this.#s.slowCallMs) failure = true;
+    const slow = kind === 'success' && now - startedAt > this.#s.slowCallMs;
+    this.#settled(slow ? 'failure' : kind, now);
+  }
+
+  reportClosed(generation: number, kind: 'success' | 'failure', now?: number): void {
+    // The generation changes with every change of state: a call whose generation still
+    // matches was let in while closed, and the breaker is closed still.
+    if (generation !== this.#generation) return;
+    this.#settled(kind, now ?? this.#clock.now());
+  }
+
+  #settled(kind: 'success' | 'failure' | 'ignore', now: number): void {
+    const failure = kind === 'failure';
     if (this.#state === 'closed') {
       if (kind !== 'ignore' && this.#s.window.record(failure, now)) this.#open(now);
     } else if (this.#state === 'half-open') {

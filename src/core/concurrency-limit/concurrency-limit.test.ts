@@ -6,7 +6,11 @@ import {
   QueueFullError,
   QueueTimeoutError,
 } from '../errors/rejected-error.js';
-import { concurrencyLimit, type AcquireResult } from './concurrency-limit.js';
+import {
+  concurrencyLimit,
+  ownedConcurrencyLimit,
+  type AcquireResult,
+} from './concurrency-limit.js';
 import type { Permit } from './permit.js';
 
 function permitOf(r: AcquireResult): Permit {
@@ -280,6 +284,40 @@ describe('concurrencyLimit', () => {
       'acquire wait=7',
       'release hold=3',
     ]);
+  });
+
+  it('an owner may take a free slot without a permit, and only when nothing needs one', async () => {
+    const clock = createVirtualClock();
+    const limit = ownedConcurrencyLimit({ limit: 2, maxQueue: 1, clock });
+    const acquired: number[] = [];
+    limit.onAcquire((e) => acquired.push(e.active));
+    expect([limit.takeSlot(), limit.takeSlot(), limit.takeSlot()]).toEqual([true, true, false]);
+    expect(limit.active).toBe(2);
+    expect(acquired).toEqual([1, 2]);
+    // A waiter in line is served first: a slot given back goes to it, not to a new taker.
+    const waiting = limit.acquire();
+    const released: (string | number)[] = [];
+    limit.onRelease((e) => released.push(e.outcome, e.holdMs));
+    limit.releaseSlot('dropped');
+    expect(released).toEqual(['dropped', Number.NaN]); // no hold time was measured for it
+    const permit = permitOf(await waiting);
+    expect(limit.active).toBe(2);
+    expect(limit.takeSlot()).toBe(false);
+    // With a release listener, hold times are measured: permits only, even with room.
+    permit.release();
+    expect(limit.active).toBe(1);
+    expect(limit.takeSlot()).toBe(false);
+    // Limits that learn from samples, partitions and adaptive order need permits too.
+    const source = { current: 4, onSample: () => {} };
+    expect(ownedConcurrencyLimit({ limit: source, clock }).takeSlot()).toBe(false);
+    expect(ownedConcurrencyLimit({ limit: 4, order: 'adaptive', clock }).takeSlot()).toBe(false);
+    const partitioned = ownedConcurrencyLimit({
+      limit: 4,
+      partitions: { critical: 0.5, sheddable: 0.5 },
+      clock,
+    });
+    expect(partitioned.takeSlot()).toBe(false);
+    expect(permitOf(partitioned.tryAcquire()).released).toBe(false);
   });
 
   it('invalid options fail at construction, naming the option and the value', () => {

@@ -161,6 +161,27 @@ const defaults = {
  * try { await query({ signal }); } finally { r.permit.release(); }
  */
 export function concurrencyLimit(options: ConcurrencyLimitOptions): ConcurrencyLimit {
+  return ownedConcurrencyLimit(options);
+}
+
+/**
+ * A limit as the component that builds it may drive it: a free slot taken and given back
+ * without a permit object, the holder answering for releasing it exactly once. `dependency()`
+ * takes this path on every call; internal, not exported from the package.
+ */
+export interface OwnedConcurrencyLimit extends ConcurrencyLimit {
+  /**
+   * Takes a slot when one is free, nobody waits and nothing needs a permit's details (a limit
+   * that learns from samples, partitions, `adaptive` order or `onRelease` listeners): true when
+   * taken. Otherwise false, and nothing changed (use `tryAcquire` or `acquire`).
+   */
+  takeSlot(): boolean;
+  /** Gives back a slot `takeSlot` took, once. */
+  releaseSlot(outcome: PermitOutcome): void;
+}
+
+/** {@link concurrencyLimit}, typed for the component that owns it. */
+export function ownedConcurrencyLimit(options: ConcurrencyLimitOptions): OwnedConcurrencyLimit {
   const o = optionsObject('concurrencyLimit options', options);
   const limit = o.limit;
   let fixed = -1;
@@ -274,7 +295,7 @@ function signalsOverload(error: unknown): boolean {
   return error instanceof Error && error.name === 'TimeoutError';
 }
 
-class Limiter implements ConcurrencyLimit, PermitOwner {
+class Limiter implements OwnedConcurrencyLimit, PermitOwner {
   readonly #s: Settings;
   readonly #clock: Clock;
   readonly #line = new WaiterLine();
@@ -381,6 +402,32 @@ class Limiter implements ConcurrencyLimit, PermitOwner {
       if (!result.ok) throw rejectionError(result.reason, { retryAfterMs: result.retryAfterMs });
       return runHolding(result.permit, fn, signal);
     });
+  }
+
+  takeSlot(): boolean {
+    const s = this.#s;
+    if (
+      this.#line.size !== 0 ||
+      s.fixed <= this.#active ||
+      s.partitions !== undefined ||
+      s.order === 'adaptive' ||
+      this.#released.size > 0
+    ) {
+      return false;
+    }
+    this.#active++;
+    if (this.#acquired.size > 0)
+      this.#acquired.emit({ waitMs: 0, active: this.#active, queued: this.#line.size });
+    return true;
+  }
+
+  releaseSlot(outcome: PermitOutcome): void {
+    this.#active--;
+    // A listener that subscribed while the slot was held: no hold time was measured for it.
+    if (this.#released.size > 0) {
+      this.#released.emit({ holdMs: Number.NaN, active: this.#active, outcome });
+    }
+    if (this.#line.size > 0) this.#drain();
   }
 
   releasePermit(permit: SlotPermit, outcome: PermitOutcome | undefined): void {
