@@ -91,6 +91,8 @@ interface Request extends DeadlineEntry {
   connection: Connection | undefined;
   staleRetried: boolean;
   waitingRetry: boolean;
+  /** When the retry being waited for may go (the generator's clock). */
+  retryAt: number;
   lastOutcome: Outcome;
   lastStatus: number;
   lastRetryAfterMs: number | undefined;
@@ -454,6 +456,7 @@ class LoadRun implements PoolListener {
           this.#send(request, now);
         } else {
           request.waitingRetry = true;
+          request.retryAt = now + delay;
           request.timer = setTimeout(this.#retry, delay, request);
         }
         return;
@@ -463,9 +466,15 @@ class LoadRun implements PoolListener {
   }
 
   readonly #retry = (request: Request): void => {
+    const now = this.#now();
+    // Node's timers count whole milliseconds of the event loop's time and may fire up to 1 ms
+    // before the delay has passed on this clock: a retry never goes before its Retry-After.
+    if (now < request.retryAt) {
+      request.timer = setTimeout(this.#retry, request.retryAt - now, request);
+      return;
+    }
     request.waitingRetry = false;
     request.timer = undefined;
-    const now = this.#now();
     request.attemptStart = now;
     this.#send(request, now);
   };
@@ -717,6 +726,7 @@ function blankRequest(): Request {
     connection: undefined,
     staleRetried: false,
     waitingRetry: false,
+    retryAt: 0,
     lastOutcome: 'dropped',
     lastStatus: 0,
     lastRetryAfterMs: undefined,

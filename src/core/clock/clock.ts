@@ -70,14 +70,24 @@ export const systemClock: Clock = Object.freeze({
 export function sleepOn(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
   return new Promise<void>((resolve, reject) => {
+    const due = clock.now() + ms;
     const onAbort = (): void => {
       clock.clearTimer(handle);
       reject(signal?.reason as Error);
     };
-    const handle = clock.setTimer(ms, () => {
+    const wake = (): void => {
+      // Node's timers count whole milliseconds of the event loop's time and may fire up to
+      // 1 ms before `ms` has passed on the clock: a sleep (a wait for Retry-After, say) never
+      // ends early.
+      const left = due - clock.now();
+      if (left > 0 && Number.isFinite(left)) {
+        handle = clock.setTimer(left, wake);
+        return;
+      }
       signal?.removeEventListener('abort', onAbort);
       resolve();
-    });
+    };
+    let handle = clock.setTimer(ms, wake);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
