@@ -23,10 +23,11 @@
 // moves a ratio by a per cent or two from one process to the next, more than the batches within
 // one process move. --runs N makes N processes in turn, one after the other, and reports each
 // case's trimmed ratio in every run and its median (min–max) over the runs.
-// Which cases share the process moves a ratio as well (the default dependency.fetch read from
-// 1.033 to 1.065 × on Node 20 over four sets of cases, 5 processes each): compare rows of one
-// set, and read a verdict over several sets. --block N lets each case make N calls in a row in
-// its turn (each then runs as it would in a loop of its own), still in one process.
+// Which cases share the process moved a ratio as well (the default dependency.fetch read from
+// 1.033 to 1.065 × on Node 20 over four sets of cases, 5 processes each) — mostly the fixed order
+// the cases then took turns in (below); compare rows of one set, and read a verdict over several
+// sets. --block N lets each case make N calls in a row in its turn (each then runs as it would in
+// a loop of its own), still in one process.
 // Why shuffled: a call runs warmer after one that ran the same code. Turning a fixed order by one
 // case a round (as this bench first did) keeps every case's predecessor the same, so a case that
 // always follows its twin is cheaper: with --control (a second bare case, placed just before the
@@ -39,6 +40,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { fetchCases } from './client-cases.js';
+import { seededRandom } from '../dist/load/arrivals.js';
 import { startOkServer } from './ok-server.js';
 import { mean, median, trimmedMean as trimmedBy } from './stats.js';
 
@@ -102,7 +104,7 @@ const block = Number(values.block);
 if (values.order !== 'shuffle' && values.order !== 'rotate') {
   throw new Error(`--order must be shuffle or rotate, not ${values.order}`);
 }
-const random = mulberry32(Number(values.seed) >>> 0);
+const random = seededRandom(Number(values.seed));
 if (!Number.isInteger(block) || block < 1 || block > 10_000) {
   throw new Error(`--block must be an integer from 1 to 10000, not ${values.block}`);
 }
@@ -330,15 +332,4 @@ function shuffle(xs, random) {
     const j = Math.floor(random() * (i + 1));
     [xs[i], xs[j]] = [xs[j], xs[i]];
   }
-}
-
-/** A small seeded generator of uniform numbers in [0, 1) (mulberry32), for repeatable orders. */
-function mulberry32(seed) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
