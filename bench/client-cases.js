@@ -50,3 +50,44 @@ export function fetchCases({ loadDependency, deadlineMs }) {
     },
   };
 }
+
+/** The name of the stub reference case of {@link stubCases}. */
+export const stubReference = 'stub: a fetch answering at once (reference)';
+
+/** A fetch-compatible function answering at once, always with the same (unread) response. */
+function stubFetch() {
+  const response = new Response('ok');
+  return () => Promise.resolve(response);
+}
+
+/**
+ * Spillway's own work, without the network: the same calls made to a fetch that answers at once
+ * with a ready Response (no socket, no undici). A stub row minus the stub reference is what a
+ * call adds to any fetch. Same options as {@link fetchCases}; the makers ignore their `url`.
+ */
+export function stubCases({ loadDependency, deadlineMs }) {
+  const init = { headers: { 'spillway-criticality': 'critical', 'spillway-attempt': '1' } };
+  return {
+    [stubReference]: async () => {
+      const stub = stubFetch();
+      return async () => {
+        await stub('http://127.0.0.1/', init);
+      };
+    },
+    'stub: dependency({ name, baseUrl, fetch: stub }).fetch(path)': async () => {
+      const dependency = await loadDependency();
+      const dep = dependency({ name: 'bench', baseUrl: 'http://127.0.0.1/', fetch: stubFetch() });
+      return async () => {
+        await dep.fetch('/');
+      };
+    },
+    'stub: dependency.fetch(path, undefined, { deadline, criticality })': async () => {
+      const dependency = await loadDependency();
+      const dep = dependency({ name: 'bench', baseUrl: 'http://127.0.0.1/', fetch: stubFetch() });
+      const options = { deadline: deadlineMs, criticality: 'sheddable' };
+      return async () => {
+        await dep.fetch('/', undefined, options);
+      };
+    },
+  };
+}

@@ -41,7 +41,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { fetchCases } from './client-cases.js';
+import { fetchCases, stubCases, stubReference } from './client-cases.js';
 import { startOkServer } from './ok-server.js';
 import { median } from './stats.js';
 
@@ -81,13 +81,6 @@ const importClient = () =>
       : pathToFileURL(join(values.dist, 'client/index.js')).href
   );
 
-const stubReference = 'stub: a fetch answering at once (reference)';
-const stubInit = { headers: { 'spillway-criticality': 'critical', 'spillway-attempt': '1' } };
-/** A fetch-compatible function answering at once, always with the same (unread) response. */
-function stubFetch() {
-  const response = new Response('ok');
-  return () => Promise.resolve(response);
-}
 /** Stub calls are ~100 × cheaper than a real fetch: they run this many times more calls. */
 const stubScale = 20;
 const isStub = (name) => name.startsWith('stub: ');
@@ -98,30 +91,7 @@ const cases = {
     loadDependency: async () => (await importClient()).dependency,
     deadlineMs,
   }),
-  // Spillway's own work, without the network: the same calls to a fetch that answers at once
-  // with a ready Response. No socket, no timers of undici's: these counts repeat to within
-  // a few instructions, so the difference of the two rows is what a call adds to any fetch.
-  [stubReference]: async () => {
-    const stub = stubFetch();
-    return async () => {
-      await stub('http://127.0.0.1/', stubInit);
-    };
-  },
-  'stub: dependency({ name, baseUrl, fetch: stub }).fetch(path)': async () => {
-    const { dependency } = await importClient();
-    const dep = dependency({ name: 'bench', baseUrl: 'http://127.0.0.1/', fetch: stubFetch() });
-    return async () => {
-      await dep.fetch('/');
-    };
-  },
-  'stub: dependency.fetch(path, undefined, { deadline, criticality })': async () => {
-    const { dependency } = await importClient();
-    const dep = dependency({ name: 'bench', baseUrl: 'http://127.0.0.1/', fetch: stubFetch() });
-    const options = { deadline: deadlineMs, criticality: 'sheddable' };
-    return async () => {
-      await dep.fetch('/', undefined, options);
-    };
-  },
+  ...stubCases({ loadDependency: async () => (await importClient()).dependency, deadlineMs }),
 };
 const bareCase = 'bare fetch(url)';
 
