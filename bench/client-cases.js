@@ -1,8 +1,10 @@
-// The network cases both dependency.fetch benchmarks count against the loopback server
-// (bench/ok-server.js): a bare fetch, the same fetch given what the contract puts on the wire,
-// and dependency.fetch with its defaults and with less of its own work. Each maker builds one
-// case's call (a function making one request and reading its body); `url` ends with '/'. Only
-// the dependency cases load Spillway, so a process running a bare case never holds it.
+// The cases the dependency.fetch benchmarks (client-cpu, client-instructions, client-alloc)
+// measure. Network cases, against the loopback server (bench/ok-server.js): a bare fetch, the
+// same fetch given what the contract puts on the wire, and dependency.fetch with its defaults
+// and with less of its own work; stub cases: the same calls to a fetch answering at once. Each
+// maker builds one case's call (a function making one request and reading its body); `url`
+// ends with '/'. Only the dependency cases load Spillway, so a process running a bare case
+// never holds it.
 
 /**
  * @param {{ loadDependency: () => Promise<Function>, deadlineMs: number }} options loads the
