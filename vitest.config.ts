@@ -1,10 +1,35 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Unit tests sit beside the code (src/**); tests needing sockets, Redis or brokers live in test/.
+// The files that put real load on the machine (the demo's scenarios, the load generator's rate
+// and lag checks) judge what a server achieves on 2 cores: run beside each other or beside the
+// rest of the suite, they starve each other and fail for the machine's sake, not the code's.
+// So they run last, one file at a time, after every other file has finished.
+const loadFiles = ['test/cli/demo*.test.ts', 'test/load/generator.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit and integration',
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...loadFiles],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'load',
+          include: loadFiles,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
