@@ -738,9 +738,7 @@ class Client implements Dependency {
     const now = bounded || ownThrottle !== undefined ? clock.now() : 0;
     if (bounded && expiresAt <= now) {
       // Granted at the very edge of the deadline: too late to send anything.
-      this.#free(attempt, 'ignored');
-      this.#report(attempt, 'ignore');
-      return this.#ended(attempt, new DeadlineExceededError());
+      return this.#refused(attempt, new DeadlineExceededError());
     }
     if (s.throttle !== undefined) {
       const d =
@@ -748,13 +746,11 @@ class Client implements Dependency {
           ? s.throttle.tryRequest(call.criticality)
           : ownThrottle.tryRequestAt(call.rank, now);
       if (!d.ok) {
-        this.#free(attempt, 'ignored');
-        this.#report(attempt, 'ignore');
         const error = new ThrottledError({
           rejectProbability: d.rejectProbability,
           dependency: s.name,
         });
-        return this.#ended(attempt, error);
+        return this.#refused(attempt, error);
       }
     }
     const deadlineMs = bounded ? expiresAt - now : Infinity;
@@ -812,6 +808,13 @@ class Client implements Dependency {
       (error: unknown) =>
         this.#failed(attempt, work.fault === undefined ? error : work.fault(error, scope)),
     );
+  }
+
+  /** An attempt refused here after it took its place under the cap: frees it, and ends it. */
+  #refused<T>(attempt: Attempt<T>, error: unknown): Promise<T> {
+    this.#free(attempt, 'ignored');
+    this.#report(attempt, 'ignore');
+    return this.#ended(attempt, error);
   }
 
   /**

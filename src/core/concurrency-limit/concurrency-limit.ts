@@ -424,10 +424,7 @@ class Limiter implements OwnedConcurrencyLimit, PermitOwner {
   releaseSlot(outcome: PermitOutcome): void {
     this.#active--;
     // A listener that subscribed while the slot was held: no hold time was measured for it.
-    if (this.#released.size > 0) {
-      this.#released.emit({ holdMs: Number.NaN, active: this.#active, outcome });
-    }
-    if (this.#line.size > 0) this.#drain();
+    this.#freed(Number.NaN, outcome);
   }
 
   releasePermit(permit: SlotPermit, outcome: PermitOutcome | undefined): void {
@@ -435,15 +432,19 @@ class Limiter implements OwnedConcurrencyLimit, PermitOwner {
     const s = this.#s;
     s.partitions?.released(permit.rank);
     const sampler = s.sampler;
+    let holdMs = Number.NaN;
     if (sampler !== undefined || this.#released.size > 0) {
-      const holdMs = this.#clock.now() - permit.acquiredAt;
+      holdMs = this.#clock.now() - permit.acquiredAt;
       if (sampler !== undefined && outcome !== 'ignored') {
         feed(sampler, { rttMs: holdMs, inflight: permit.inflight, dropped: outcome === 'dropped' });
       }
-      if (this.#released.size > 0) {
-        this.#released.emit({ holdMs, active: this.#active, outcome: outcome ?? 'ok' });
-      }
     }
+    this.#freed(holdMs, outcome ?? 'ok');
+  }
+
+  /** After a slot was given back: tells the listeners, and lets the line move. */
+  #freed(holdMs: number, outcome: PermitOutcome): void {
+    if (this.#released.size > 0) this.#released.emit({ holdMs, active: this.#active, outcome });
     if (this.#line.size > 0) this.#drain();
   }
 
