@@ -74,6 +74,10 @@ describe('dependency options', () => {
       expect(() => (started = start())).not.toThrow();
       await expect(started).rejects.toBeInstanceOf(Error);
     }
+    // Nothing was taken on the way: no slot held, no request counted.
+    expect(dep.active).toBe(0);
+    expect(dep.throttle!.rejectProbability()).toBe(0);
+    expect((await dep.fetch('/')).status).toBe(200);
   });
 
   it('resolves string inputs against baseUrl as new URL(input, baseUrl) does', async () => {
