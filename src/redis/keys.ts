@@ -1,7 +1,13 @@
 /**
- * Key layout: `prefix:{limiter:client}:kind`. Everything one script touches shares exactly
- * one hash tag, so multi-key scripts stay in one slot on Redis Cluster. Names and client ids
- * that could break the tag (braces), or are long or odd, are replaced by a digest.
+ * Key layout: `prefix:{name:id}:kind`. Everything one script touches shares exactly one hash
+ * tag, so multi-key scripts stay in one slot on Redis Cluster.
+ *
+ * The encoding is injective: distinct (name, id) pairs never share a key. A part is written
+ * as itself when it is short and plain, with each `:` escaped as `%3A`; anything else (braces
+ * that would break the tag, `%`, `#`, spaces, long or empty text) becomes `#` and the
+ * base64url SHA-256 of the part. Neither form contains `:`, so the one `:` in the tag splits
+ * name from id in exactly one place; plain input never contains `%` or `#`, so a written
+ * part is either plain (and unescapes to its input) or a digest, never both.
  *
  * @module
  */
@@ -10,13 +16,13 @@ import { createHash } from 'node:crypto';
 /** What a key holds; part of the key so one limiter's kinds never collide. */
 export type KeyKind = 'gcra' | 'fw' | 'sw' | 'sem:z' | 'sem:h';
 
-// Safe as-is inside a hash tag: no braces, no spaces, short.
+// Written as-is (colons escaped) inside a hash tag: no braces, %, # or spaces; short.
 const plain = /^[A-Za-z0-9._:@/-]{1,128}$/;
 
-/** `part` itself when it is plain, otherwise `h:` + base64url(sha1(part)). */
+/** `part` with `:` escaped when it is plain, otherwise `#` + base64url(sha256(part)). */
 export function encodeKeyPart(part: string): string {
-  if (plain.test(part)) return part;
-  return `h:${createHash('sha1').update(part).digest('base64url')}`;
+  if (plain.test(part)) return part.includes(':') ? part.replaceAll(':', '%3A') : part;
+  return `#${createHash('sha256').update(part).digest('base64url')}`;
 }
 
 /** Which limiter and which client a key belongs to. */

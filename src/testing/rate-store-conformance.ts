@@ -164,6 +164,17 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
       },
     },
     {
+      name: 'a name and key that split the same text differently are separate buckets',
+      run: async () => {
+        const store = await createStore();
+        const base = policy(0.001, 1);
+        const longer = { ...base, name: `${base.name}:v2` };
+        assert.equal((await take(store, 'v2:bob', [1, base])).ok, true);
+        assert.equal((await take(store, 'bob', [1, longer])).ok, true, `'${longer.name}' / bob`);
+        assert.equal((await take(store, 'v2:bob', [1, base])).ok, false);
+      },
+    },
+    {
       name: 'tokens come back at ratePerSec, never above the burst',
       run: async () => {
         const store = await createStore();

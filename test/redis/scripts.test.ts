@@ -1,9 +1,8 @@
 // The Lua scripts on a real Redis, with time pinned by the `nowUs` override so every edge is
 // exact: GCRA against the token-bucket arithmetic, fixed and sliding window edges, the lease
-// semaphore's expiry, renewal, idempotent release and fencing. Also the key layout.
+// semaphore's expiry, renewal, idempotent release and fencing. (The key layout is tested in
+// src/redis/keys.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import fc from 'fast-check';
-import { encodeKeyPart, hashTag, redisKey } from '../../src/redis/keys.js';
 import { scriptClient, type ScriptClient } from '../../src/redis/script-client.js';
 import {
   fixedWindowScript,
@@ -18,26 +17,6 @@ import { cleanup, connect, sharedRedisMissing, uniquePrefix, type TestClient } f
 
 const missing = await sharedRedisMissing();
 if (missing !== undefined) console.warn(`skipping Redis script tests: ${missing}`);
-
-describe('key layout', () => {
-  it('always emits exactly one hash tag, whatever the ids', () => {
-    fc.assert(
-      fc.property(fc.string({ maxLength: 300 }), fc.string({ maxLength: 300 }), (name, id) => {
-        const key = redisKey('p', { name, id }, 'gcra');
-        expect(key.split('{').length).toBe(2);
-        expect(key.split('}').length).toBe(2);
-        expect(hashTag(key)).toBe(`${encodeKeyPart(name)}:${encodeKeyPart(id)}`);
-      }),
-    );
-  });
-
-  it('keeps plain ids readable and digests the rest', () => {
-    expect(redisKey('spw', { name: 'api', id: 'u42' }, 'gcra')).toBe('spw:{api:u42}:gcra');
-    expect(encodeKeyPart('a{b}')).toMatch(/^h:[\w-]{27}$/);
-    expect(encodeKeyPart('x'.repeat(200))).toMatch(/^h:/);
-    expect(encodeKeyPart('')).toMatch(/^h:/);
-  });
-});
 
 describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
   let c: TestClient;
