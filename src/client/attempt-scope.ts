@@ -92,10 +92,22 @@ export class AttemptScope {
   }
 }
 
-/** One signal standing for all of `signals` (undefined when there are none). */
+/** Several caller signals joined into one, and how to take the join apart. */
+export interface JoinedSignals {
+  readonly signal: AbortSignal;
+  /** Removes the listeners the join added, when there are any; idempotent. */
+  readonly unlink: (() => void) | undefined;
+}
+
+/**
+ * One signal standing for all the given ones (undefined when there are none). One signal is
+ * itself. Several are joined by listeners on each, removed by `unlink` when the call settles:
+ * `AbortSignal.any` would keep every call's joined signal reachable from a long-lived source
+ * on Node 20, so a process-wide signal joined on every call grows the heap without bound.
+ */
 export function joinSignals(
-  signals: readonly (AbortSignal | undefined)[],
-): AbortSignal | undefined {
+  ...signals: readonly (AbortSignal | undefined)[]
+): JoinedSignals | undefined {
   let only: AbortSignal | undefined;
   let count = 0;
   for (const s of signals) {
@@ -103,7 +115,41 @@ export function joinSignals(
     only = s;
     count++;
   }
-  if (count <= 1) return only;
-  // Rare (several distinct caller signals) and costly on Node 20, but weakly held: fine per call.
-  return AbortSignal.any(signals.filter((s): s is AbortSignal => s !== undefined));
+  if (only === undefined) return undefined;
+  if (count === 1) return { signal: only, unlink: undefined };
+  return new SignalJoin(signals);
+}
+
+/** The listener on every joined source: aborts the joined signal with the first reason. */
+class SignalJoin implements JoinedSignals {
+  readonly #controller = new AbortController();
+  readonly #sources: AbortSignal[] = [];
+
+  constructor(signals: readonly (AbortSignal | undefined)[]) {
+    for (const s of signals) {
+      if (s === undefined || this.#sources.includes(s)) continue;
+      if (s.aborted) {
+        this.#controller.abort(s.reason);
+        this.unlink();
+        return;
+      }
+      this.#sources.push(s);
+      s.addEventListener('abort', this);
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  handleEvent(event: Event): void {
+    this.#controller.abort((event.target as AbortSignal).reason);
+    this.unlink();
+  }
+
+  readonly unlink = (): void => {
+    const sources = this.#sources;
+    for (const s of sources) s.removeEventListener('abort', this);
+    sources.length = 0;
+  };
 }

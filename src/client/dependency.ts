@@ -21,7 +21,6 @@ import {
   DependencyOverloadedError,
   DependencyTimeoutError,
   DependencyUnreachableError,
-  errorCodes,
   isCriticality,
   isLocalRefusal,
   isRetryBudget,
@@ -336,9 +335,12 @@ interface Settings {
  * given, reads what it resolved with: undefined when that is the answer as it stands and does
  * not count against the dependency (the common case, settled without another promise), or a
  * promise of the answer, rejecting with the error to raise instead (a response that is a
- * refusal). `failed` says whether an answer settled through that promise counts against the
- * dependency (a 500 does); `fault` turns a rejection of the work into the error to handle.
- * `idempotent`, `replayable` and `signal` are the call's defaults.
+ * refusal); what it throws is not an answer at all, and the caller's doing. `failed` says
+ * whether an answer settled through that promise counts against the dependency (a 500 does).
+ * A rejection of the work that neither timer nor caller caused is the caller's own when
+ * `callersOwn` says so (a malformed request, refused before anything was sent), and is
+ * otherwise turned by `fault` into the error to handle. `idempotent`, `replayable` and
+ * `signal` are the call's defaults.
  */
 interface Work<T> {
   readonly idempotent: boolean;
@@ -347,7 +349,8 @@ interface Work<T> {
   start(attempt: Attempt<T>): T | PromiseLike<T>;
   settle?(value: T): Promise<T> | undefined;
   failed?(value: T): boolean;
-  fault?(error: unknown, scope: AttemptScope): unknown;
+  callersOwn?(error: unknown): boolean;
+  fault?(error: unknown): unknown;
 }
 
 /** One call: its work and its settled options. */
@@ -360,10 +363,14 @@ interface CallState<T> {
   readonly deadlineSignalled: boolean;
   /** Every caller signal joined (the options', the init's, the deadline's). */
   readonly signal: AbortSignal | undefined;
+  /** Removes the listeners joining several caller signals into `signal`, if it took any. */
+  readonly unlink: (() => void) | undefined;
   readonly criticality: Criticality;
   /** The criticality's rank (see `criticalityRank`). */
   readonly rank: number;
   readonly idempotent: boolean;
+  /** Whether the retry budget has counted the call as a request (at its first outcome). */
+  requested: boolean;
 }
 
 /**
@@ -396,9 +403,6 @@ const unboundedScope = new AttemptScope({
   timerMs: Infinity,
   reason: () => undefined,
 });
-
-/** `critical`'s rank: a call's criticality when it gives none. */
-const criticalRank = criticalityRank('critical');
 
 /** A call's attempt `number`, before it has taken anything. */
 function newAttempt<T>(call: CallState<T>, number: number): Attempt<T> {
@@ -476,15 +480,22 @@ class FetchWork implements Work<Response> {
     try {
       return this.#s.fetch(this.#target, init);
     } catch (error) {
-      // A fetch that throws instead of rejecting failed the same way (see `fault`).
+      // A fetch that throws instead of rejecting failed the same way (see `callersOwn`).
       return rejection(error);
     }
   }
 
   settle(response: Response): Promise<Response> | undefined {
     // Only 429 and 5xx can be refusals or failures: any other answer is settled as it stands.
-    // (Reading `status` costs ~200 instructions on Node 20, undici's brand check: read once.)
-    const status = response.status;
+    // (Read once: undici checks its brand on every read.)
+    const status = (response as Partial<Response> | null | undefined)?.status;
+    if (typeof status !== 'number') {
+      // A `fetch` option that resolves with something else (a bug, a mock, a wrapper that
+      // returns nothing) has answered nothing: the caller's problem, not the dependency's.
+      throw new TypeError(
+        `The fetch given to dependency ${this.#s.name} resolved with ${describe(response)}, not a Response`,
+      );
+    }
     if (status < 500 && status !== 429) return undefined;
     const s = this.#s;
     return refusalOf(response, { names: s.names, wallNow: () => s.clock.wallNow() }).then(
@@ -504,8 +515,16 @@ class FetchWork implements Work<Response> {
     return response.status >= 500;
   }
 
-  fault(error: unknown, scope: AttemptScope): unknown {
-    if (scope.signal?.aborted === true) return error;
+  /**
+   * undici refuses a malformed request — a header value with a line break, a body on a GET, an
+   * unsupported method, a bad URL — with a `TypeError` before anything is sent; every failure
+   * on the network is `TypeError('fetch failed')` with the cause attached.
+   */
+  callersOwn(error: unknown): boolean {
+    return error instanceof TypeError && error.message !== 'fetch failed';
+  }
+
+  fault(error: unknown): unknown {
     return new DependencyUnreachableError({
       sent: !isUnsentNetworkError(error),
       dependency: this.#s.name,
@@ -545,15 +564,9 @@ class Client implements Dependency {
   readonly throttle: AdaptiveThrottle | undefined;
   readonly limiter: ConcurrencyLimit;
   readonly #s: Settings;
-  /** Whether a call with no options may take the short path (see `#plain`). */
-  readonly #plainOk: boolean;
 
   constructor(settings: Settings) {
     this.#s = settings;
-    this.#plainOk =
-      settings.timeoutMs === Infinity &&
-      (settings.breaker === undefined || settings.ownBreaker !== undefined) &&
-      (settings.throttle === undefined || settings.ownThrottle !== undefined);
     this.name = settings.name;
     this.budget = settings.budget.withdrawOnly();
     this.breaker = settings.breaker;
@@ -579,16 +592,6 @@ class Client implements Dependency {
     options?: CallOptions,
   ): Promise<Response> {
     try {
-      // No per-call options and no signal: the short path, unless the call must wait.
-      if (
-        options === undefined &&
-        typeof input === 'string' &&
-        this.#plainOk &&
-        (init === undefined || isPlainInit(init))
-      ) {
-        const sent = this.#plain(input, init);
-        if (sent !== undefined) return sent;
-      }
       return this.#call(new FetchWork(this.#s, input, init), options);
     } catch (error) {
       return rejection(error);
@@ -611,80 +614,15 @@ class Client implements Dependency {
 
   #call<T>(work: Work<T>, options: CallOptions | undefined): Promise<T> {
     const call = this.#callState(work, options);
-    this.#s.budget.recordRequest();
-    if (call.signal?.aborted === true) return rejection(call.signal.reason);
-    return this.#attempt(call, 1);
-  }
-
-  /**
-   * A `fetch` of a string with no options and no signal, while this dependency's own breaker
-   * is closed and a slot is free: the decisions and records `#attempt` and `#granted` make,
-   * without their objects (work, call state, attempt) unless the answer needs them — a
-   * refusal, a failure or a retry goes on along the whole path, as if it had come that way.
-   * Undefined when the call must wait or meets a breaker that is not closed: nothing was done
-   * yet, and the whole path takes the call. (Measured: 0.8–1.6 % of a loopback fetch's CPU.)
-   */
-  #plain(input: string, init: RequestInit | undefined): Promise<Response> | undefined {
-    const s = this.#s;
-    // Resolved first: a bad path throws before anything was taken.
-    const target = s.baseUrl === undefined ? input : s.baseUrl.resolve(input);
-    const breaker = s.ownBreaker;
-    const generation = breaker === undefined ? -1 : breaker.admitClosed();
-    if (breaker !== undefined && generation < 0) return undefined;
-    if (!s.limiter.takeSlot()) return undefined;
-    s.budget.recordRequest();
-    const throttle = s.ownThrottle;
-    if (throttle !== undefined) {
-      const d = throttle.tryRequestAt(criticalRank, s.clock.now());
-      if (!d.ok) return this.#refused(this.#adopt(input, init, generation), this.#throttled(d));
+    const unlink = call.unlink;
+    if (call.signal?.aborted === true) {
+      unlink?.();
+      return rejection(call.signal.reason);
     }
-    const headers = propagationHeaders({
-      names: s.names,
-      remainingMs: undefined,
-      criticality: 'critical',
-      attempt: 1,
-    });
-    let sending: RequestInit;
-    try {
-      sending = attemptInit(init, init?.headers, headers);
-    } catch (error) {
-      // Thrown before the request began (bad headers, say): passed on as it is.
-      return this.#failed(this.#adopt(input, init, generation), error);
-    }
-    let sent: Promise<Response>;
-    try {
-      sent = Promise.resolve(s.fetch(target, sending));
-    } catch (error) {
-      sent = rejection(error);
-    }
-    return sent.then(
-      (response) => {
-        const status = response.status;
-        if (status < 500 && status !== 429) return this.#plainAnswered(generation, response);
-        return this.#answered(this.#adopt(input, init, generation), response);
-      },
-      (error: unknown) => this.#faulted(this.#adopt(input, init, generation), error),
-    );
-  }
-
-  /** Records a plain call's answer that does not count against the dependency, and frees it. */
-  #plainAnswered(generation: number, response: Response): Response {
-    const s = this.#s;
-    const throttle = s.ownThrottle;
-    const now = generation >= 0 || throttle !== undefined ? s.clock.now() : 0;
-    if (generation >= 0) s.ownBreaker!.reportClosed(generation, 'success', now);
-    s.budget.recordSuccess();
-    throttle?.recordAcceptAt(criticalRank, now);
-    s.limiter.releaseSlot('ok');
-    return response;
-  }
-
-  /** The attempt a plain call was, made when the whole path takes it over: it holds a slot. */
-  #adopt(input: string, init: RequestInit | undefined, generation: number): Attempt<Response> {
-    const attempt = newAttempt(this.#callState(new FetchWork(this.#s, input, init), undefined), 1);
-    attempt.generation = generation;
-    attempt.slot = true;
-    return attempt;
+    const settled = this.#attempt(call, 1);
+    // Several caller signals were joined by listeners: they go when the call has settled.
+    if (unlink !== undefined) settled.then(unlink, unlink);
+    return settled;
   }
 
   #callState<T>(work: Work<T>, options: CallOptions | undefined): CallState<T> {
@@ -696,9 +634,11 @@ class Client implements Dependency {
         expiresAt: Infinity,
         deadlineSignalled: false,
         signal: work.signal,
+        unlink: undefined,
         criticality: 'critical',
         rank: 1,
         idempotent: work.idempotent,
+        requested: false,
       };
     }
     if (typeof options !== 'object' || options === null) {
@@ -729,7 +669,8 @@ class Client implements Dependency {
       if (
         typeof deadline !== 'object' ||
         deadline === null ||
-        typeof deadline.expiresAt !== 'number'
+        typeof deadline.expiresAt !== 'number' ||
+        Number.isNaN(deadline.expiresAt)
       ) {
         throw new SpillwayArgumentError(
           'deadline',
@@ -740,15 +681,18 @@ class Client implements Dependency {
       expiresAt = deadline.expiresAt;
       if (deadline.signal instanceof AbortSignal) deadlineSignal = deadline.signal;
     }
+    const joined = joinSignals(signal, work.signal, deadlineSignal);
     return {
       work,
       maxAttempts,
       expiresAt,
       deadlineSignalled: deadlineSignal !== undefined,
-      signal: joinSignals([signal, work.signal, deadlineSignal]),
+      signal: joined?.signal,
+      unlink: joined?.unlink,
       criticality,
       rank: criticalityRank(criticality),
       idempotent: idempotent ?? work.idempotent,
+      requested: false,
     };
   }
 
@@ -793,8 +737,7 @@ class Client implements Dependency {
         });
       }
     } catch (error) {
-      this.#report(attempt, 'ignore');
-      return this.#ended(attempt, error);
+      return this.#failed(attempt, error, call.signal?.aborted === true ? 'caller' : 'local');
     }
     if (acquired instanceof Promise) return acquired.then((a) => this.#granted(attempt, a));
     return this.#granted(attempt, acquired);
@@ -810,12 +753,11 @@ class Client implements Dependency {
     const call = attempt.call;
     if (acquired !== undefined) {
       if (!acquired.ok) {
-        this.#report(attempt, 'ignore');
-        const error: unknown =
-          acquired.reason === 'aborted' && call.signal !== undefined
-            ? call.signal.reason
-            : rejectionError(acquired.reason, { retryAfterMs: acquired.retryAfterMs });
-        return this.#ended(attempt, error);
+        if (acquired.reason === 'aborted' && call.signal !== undefined) {
+          return this.#failed(attempt, call.signal.reason, 'caller');
+        }
+        const error = rejectionError(acquired.reason, { retryAfterMs: acquired.retryAfterMs });
+        return this.#failed(attempt, error, 'local');
       }
       attempt.permit = acquired.permit;
     }
@@ -827,14 +769,14 @@ class Client implements Dependency {
     const now = bounded || ownThrottle !== undefined ? clock.now() : 0;
     if (bounded && expiresAt <= now) {
       // Granted at the very edge of the deadline: too late to send anything.
-      return this.#refused(attempt, new DeadlineExceededError());
+      return this.#failed(attempt, new DeadlineExceededError(), 'local');
     }
     if (s.throttle !== undefined) {
       const d =
         ownThrottle === undefined
           ? s.throttle.tryRequest(call.criticality)
           : ownThrottle.tryRequestAt(call.rank, now);
-      if (!d.ok) return this.#refused(attempt, this.#throttled(d));
+      if (!d.ok) return this.#failed(attempt, this.#throttled(d), 'local');
     }
     const deadlineMs = bounded ? expiresAt - now : Infinity;
     const timeoutFirst = s.timeoutMs < deadlineMs;
@@ -875,8 +817,9 @@ class Client implements Dependency {
     try {
       started = work.start(attempt);
     } catch (error) {
-      // Thrown before the work began (bad headers, say): passed on as it is.
-      return this.#failed(attempt, error);
+      // Thrown before the work began (the caller's bad headers, a function that throws at
+      // once): passed on as it is, and nothing was asked of the dependency.
+      return this.#failed(attempt, error, 'caller');
     }
     return Promise.resolve(started).then(
       (value) => this.#answered(attempt, value),
@@ -887,11 +830,23 @@ class Client implements Dependency {
   /** An attempt's work answered: reads the answer, records it, and frees what it held. */
   #answered<T>(attempt: Attempt<T>, value: T): T | Promise<T> {
     const work = attempt.call.work;
-    const settling = work.settle?.(value);
+    let settling: Promise<T> | undefined;
+    try {
+      settling = work.settle?.(value);
+    } catch (error) {
+      // Not an answer at all (a fetch that resolved with something not a Response).
+      return this.#failed(attempt, error, 'caller');
+    }
     // Settled as it stands: an answer that does not count against the dependency.
-    if (settling === undefined) return this.#succeeded(attempt, value, false);
+    if (settling === undefined) {
+      this.#end(attempt, 'ok');
+      return value;
+    }
     return settling.then(
-      (v) => this.#succeeded(attempt, v, work.failed?.(v) === true),
+      (v) => {
+        this.#end(attempt, work.failed?.(v) === true ? 'bad-answer' : 'ok');
+        return v;
+      },
       (error: unknown) => this.#failed(attempt, error),
     );
   }
@@ -899,8 +854,12 @@ class Client implements Dependency {
   /** An attempt's work rejected. */
   #faulted<T>(attempt: Attempt<T>, error: unknown): Promise<T> {
     const work = attempt.call.work;
-    const failure = work.fault === undefined ? error : work.fault(error, attempt.scope);
-    return this.#failed(attempt, failure);
+    // Aborted by its own timer or by the caller: `#judge` reads which from the scope.
+    if (attempt.scope.fired !== undefined || attempt.call.signal?.aborted === true) {
+      return this.#failed(attempt, error);
+    }
+    if (work.callersOwn?.(error) === true) return this.#failed(attempt, error, 'caller');
+    return this.#failed(attempt, work.fault === undefined ? error : work.fault(error));
   }
 
   /** The error of a request the throttle refused. */
@@ -908,40 +867,73 @@ class Client implements Dependency {
     return new ThrottledError({ rejectProbability: d.rejectProbability, dependency: this.#s.name });
   }
 
-  /** An attempt refused here after it took its place under the cap: frees it, and ends it. */
-  #refused<T>(attempt: Attempt<T>, error: unknown): Promise<T> {
-    this.#free(attempt, 'ignored');
-    this.#report(attempt, 'ignore');
-    return this.#ended(attempt, error);
+  /**
+   * An attempt that failed: records it as `verdict` (or as `#judge` reads the error), frees
+   * what it held, and ends it.
+   */
+  #failed<T>(attempt: Attempt<T>, error: unknown, verdict?: Verdict): Promise<T> {
+    let failure = error;
+    if (verdict === undefined) [failure, verdict] = this.#judge(attempt, error);
+    // A failure of this dependency carries its budget: a retry() around this call that was
+    // given none draws from it, so the layers above cannot multiply the attempts.
+    if (
+      isSpillwayError(failure) &&
+      (failure as { dependency?: unknown }).dependency === this.#s.name
+    ) {
+      carryBudget(failure, this.budget);
+    }
+    this.#end(attempt, verdict);
+    return this.#ended(attempt, failure);
+  }
+
+  /** What a failed attempt's error says about the dependency, and the error to raise. */
+  #judge(attempt: Attempt<unknown>, error: unknown): [unknown, Verdict] {
+    const fired = attempt.scope.fired;
+    if (fired !== undefined) {
+      // Its own `timeoutMs` says the dependency was too slow; the caller's deadline, which the
+      // caller chose (a remote client, even), says nothing about it.
+      return [fired, fired instanceof DependencyTimeoutError ? 'failed' : 'caller'];
+    }
+    const callerSignal = attempt.call.signal;
+    // The caller gave up (its signal, or its deadline's): nothing to say about the dependency.
+    if (callerSignal?.aborted === true) return [callerSignal.reason, 'caller'];
+    if (isLocalRefusal(error)) return [error, 'local'];
+    // An ordinary error (the dependency answered, badly), or an overload signal.
+    return [error, classifyError(error) === undefined ? 'error' : 'failed'];
   }
 
   /**
-   * Records an attempt that answered, and frees what it held; `failed` when the answer counts
-   * against the dependency (a 500).
+   * Records how an attempt ended with every part it went through — the retry budget, the
+   * breaker, the throttle — and frees what it held, whatever those parts throw (a breaker or
+   * budget passed in is user code). Once per attempt: every path that ends one comes here.
    */
-  #succeeded<T>(attempt: Attempt<T>, value: T, failed: boolean): T {
+  #end(attempt: Attempt<unknown>, verdict: Verdict): void {
     const s = this.#s;
-    // One reading for the own breaker's and the own throttle's records.
-    const now = attempt.generation >= 0 || s.ownThrottle !== undefined ? s.clock.now() : 0;
-    // How the attempt ended, for an adaptive limit: an answer that counts as a failure is a drop.
-    let outcome: PermitOutcome = 'ok';
-    if (failed) {
-      outcome = 'dropped';
-      this.#report(attempt, 'failure', now);
-    } else {
-      this.#report(attempt, 'success', now);
-      s.budget.recordSuccess();
+    try {
+      const call = attempt.call;
+      if (!call.requested && verdict !== 'caller') {
+        call.requested = true;
+        s.budget.recordRequest();
+      }
+      if (verdict === 'local' || verdict === 'caller') {
+        this.#report(attempt, 'ignore');
+        return;
+      }
+      // One reading for the own breaker's and the own throttle's records.
+      const now = attempt.generation >= 0 || s.ownThrottle !== undefined ? s.clock.now() : 0;
+      this.#report(attempt, verdict === 'ok' ? 'success' : 'failure', now);
+      if (verdict === 'ok') s.budget.recordSuccess();
+      else if (verdict === 'failed') s.budget.recordFailure();
+      this.#answeredBy(call, verdict !== 'failed', now);
+    } finally {
+      attempt.scope.dispose();
+      this.#free(attempt, capOutcomes[verdict]);
     }
-    this.#accepted(attempt.call, now);
-    attempt.scope.dispose();
-    this.#free(attempt, outcome);
-    return value;
   }
 
   /**
    * Tells the breaker how the attempt ended: through its ticket, or, let in by the own closed
    * breaker, under its generation (`now`, when given, a reading of the dependency's clock).
-   * Once per attempt: every path that ends an attempt reports exactly once.
    */
   #report(attempt: Attempt<unknown>, kind: 'success' | 'failure' | 'ignore', now?: number): void {
     const ticket = attempt.ticket;
@@ -955,12 +947,17 @@ class Client implements Dependency {
     }
   }
 
-  /** Tells the throttle the dependency took the request (`now`: a reading, when at hand). */
-  #accepted(call: CallState<unknown>, now?: number): void {
+  /** Tells the throttle the dependency took the request, or refused it (`now`: a reading). */
+  #answeredBy(call: CallState<unknown>, accepted: boolean, now: number): void {
     const s = this.#s;
     const own = s.ownThrottle;
-    if (own !== undefined) own.recordAcceptAt(call.rank, now ?? s.clock.now());
-    else s.throttle?.recordAccept(call.criticality);
+    if (own !== undefined) {
+      if (accepted) own.recordAcceptAt(call.rank, now);
+      else own.recordRefusalAt(call.rank, now);
+    } else if (s.throttle !== undefined) {
+      if (accepted) s.throttle.recordAccept(call.criticality);
+      else s.throttle.recordRefusal(call.criticality);
+    }
   }
 
   /** Frees the attempt's place under the cap, once. */
@@ -969,24 +966,10 @@ class Client implements Dependency {
       attempt.slot = false;
       this.#s.limiter.releaseSlot(outcome);
     } else {
-      attempt.permit?.release(outcome);
+      const permit = attempt.permit;
+      attempt.permit = undefined;
+      permit?.release(outcome);
     }
-  }
-
-  /** Records an attempt that failed where it belongs, frees what it held, and ends it. */
-  #failed<T>(attempt: Attempt<T>, error: unknown): Promise<T> {
-    const s = this.#s;
-    const failure = this.#failure(attempt, error);
-    // Overload and timeouts are drops; work that never reached the dependency (a caller's
-    // abort, a local error) says nothing.
-    const dropped = isSpillwayError(failure) && failure.code !== errorCodes.aborted;
-    // A failure of this dependency carries its budget: a retry() around this call that was
-    // given none draws from it, so the layers above cannot multiply the attempts.
-    if (isSpillwayError(failure) && (failure as { dependency?: unknown }).dependency === s.name)
-      carryBudget(failure, this.budget);
-    attempt.scope.dispose();
-    this.#free(attempt, dropped ? 'dropped' : 'ignored');
-    return this.#ended(attempt, failure);
   }
 
   /**
@@ -1008,40 +991,40 @@ class Client implements Dependency {
       clock: s.clock,
     });
   }
-
-  /** Records a failed attempt where it belongs and returns the error to throw. */
-  #failure(attempt: Attempt<unknown>, error: unknown): unknown {
-    const s = this.#s;
-    const fired = attempt.scope.fired;
-    if (fired !== undefined) {
-      // The attempt outlived its time: the dependency was too slow for it.
-      this.#report(attempt, 'failure');
-      if (fired instanceof DependencyTimeoutError) s.budget.recordFailure();
-      return fired;
-    }
-    const callerSignal = attempt.call.signal;
-    if (callerSignal?.aborted === true) {
-      const reason: unknown = callerSignal.reason;
-      // A deadline passing in flight means the dependency was too slow for it; any other
-      // abort is the caller giving up, which says nothing about the dependency.
-      this.#report(attempt, reason instanceof DeadlineExceededError ? 'failure' : 'ignore');
-      return reason;
-    }
-    if (isLocalRefusal(error)) {
-      this.#report(attempt, 'ignore');
-      return error;
-    }
-    const c = classifyError(error);
-    this.#report(attempt, 'failure');
-    if (c === undefined) {
-      // An ordinary error: the dependency answered, badly.
-      this.#accepted(attempt.call);
-    } else {
-      s.budget.recordFailure();
-    }
-    return error;
-  }
 }
+
+/**
+ * How an attempt ended, as far as the protections the dependency shares are concerned:
+ * - `ok`: it answered, with an answer that is not a failure;
+ * - `bad-answer`: it answered with a failure (a 5xx that is not a refusal);
+ * - `error`: `call`'s work rejected with an ordinary error (the dependency answered, badly);
+ * - `failed`: it refused, outlived the dependency's own `timeoutMs`, or was not reached;
+ * - `local`: refused here before anything was sent (own breaker, cap, throttle, deadline);
+ * - `caller`: it ended for the caller's own reasons — it gave up, its deadline passed, or its
+ *   request was malformed — which say nothing about the dependency. A caller (or a remote
+ *   client whose input the caller forwards) cannot trip the breaker, drain the budget, raise
+ *   the throttle or shrink an adaptive cap for everyone else.
+ *
+ * | verdict | breaker | retry budget | throttle | cap |
+ * |---|---|---|---|---|
+ * | ok | success | success | accept | ok |
+ * | bad-answer | failure | – | accept | dropped |
+ * | error | failure | – | accept | ignored |
+ * | failed | failure | failure | refusal | dropped |
+ * | local, caller | – | – | – | ignored |
+ *
+ * The retry budget counts the call as a request at its first outcome, unless `caller`.
+ */
+type Verdict = 'ok' | 'bad-answer' | 'error' | 'failed' | 'local' | 'caller';
+
+const capOutcomes: Readonly<Record<Verdict, PermitOutcome>> = {
+  ok: 'ok',
+  'bad-answer': 'dropped',
+  error: 'ignored',
+  failed: 'dropped',
+  local: 'ignored',
+  caller: 'ignored',
+};
 
 /**
  * A dependency's `baseUrl`, resolving string inputs against it as `new URL(input, baseUrl)`
@@ -1093,14 +1076,11 @@ function attemptInit(
   return init === undefined ? { headers } : { ...init, headers };
 }
 
-/** An init the short path may send: no signal to wire, and a method that needs no check. */
-function isPlainInit(init: RequestInit): boolean {
-  return (
-    typeof init === 'object' &&
-    init !== null &&
-    (init.signal === undefined || init.signal === null) &&
-    (init.method === undefined || typeof init.method === 'string')
-  );
+/** A short description of a value that should have been a Response, for an error message. */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'object') return `an object (${value.constructor?.name ?? 'no prototype'})`;
+  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
 }
 
 function isReplayable(body: unknown): boolean {

@@ -20,10 +20,10 @@ describe('adaptiveThrottle', () => {
       maxRejectProbability: 1,
       minRequests: 0,
     });
-    for (let i = 0; i < 10; i++) throttle.tryRequest();
+    for (let i = 0; i < 7; i++) throttle.recordRefusal();
     for (let i = 0; i < 3; i++) throttle.recordAccept();
     expect(throttle.rejectProbability()).toBeCloseTo((10 - 2 * 3) / 11, 12);
-    for (let i = 0; i < 90; i++) throttle.tryRequest();
+    for (let i = 0; i < 90; i++) throttle.recordRefusal();
     expect(throttle.rejectProbability()).toBeCloseTo((100 - 6) / 101, 12);
   });
 
@@ -34,10 +34,10 @@ describe('adaptiveThrottle', () => {
       random: () => r,
       minRequests: 0,
     });
-    for (let i = 0; i < 9; i++) throttle.tryRequest(); // no accepts: p = 9/10
+    for (let i = 0; i < 9; i++) throttle.recordRefusal(); // no accepts: p = 9/10
     expect(throttle.rejectProbability()).toBeCloseTo(0.9, 12);
     expect(throttle.tryRequest()).toEqual({ ok: false, rejectProbability: 0.9 });
-    for (let i = 0; i < 1_000; i++) throttle.tryRequest();
+    for (let i = 0; i < 1_000; i++) throttle.tryRequest(); // refused here: each one counts
     expect(throttle.rejectProbability()).toBe(0.9); // capped: one in ten still goes
     r = 0.95;
     expect(throttle.tryRequest().ok).toBe(true);
@@ -46,9 +46,8 @@ describe('adaptiveThrottle', () => {
   it('counts each criticality apart: shed sheddable work does not throttle critical work', () => {
     const throttle = adaptiveThrottle({ clock: createVirtualClock(), random: () => 0 });
     for (let i = 0; i < 100; i++) {
-      throttle.tryRequest('sheddable');
-      throttle.tryRequest('critical');
-      throttle.recordAccept('critical');
+      if (throttle.tryRequest('sheddable').ok) throttle.recordRefusal('sheddable');
+      if (throttle.tryRequest('critical').ok) throttle.recordAccept('critical');
     }
     expect(throttle.rejectProbability('sheddable')).toBe(0.9);
     expect(throttle.rejectProbability('critical')).toBe(0);
@@ -59,7 +58,7 @@ describe('adaptiveThrottle', () => {
   it('forgets after the window, so a recovered dependency is called again', async () => {
     const clock = createVirtualClock();
     const throttle = adaptiveThrottle({ clock, windowMs: 10_000, random: () => 0 });
-    for (let i = 0; i < 100; i++) throttle.tryRequest();
+    for (let i = 0; i < 100; i++) if (throttle.tryRequest().ok) throttle.recordRefusal();
     expect(throttle.rejectProbability()).toBe(0.9);
     await clock.advance(10_000);
     expect(throttle.rejectProbability()).toBe(0);
@@ -67,7 +66,10 @@ describe('adaptiveThrottle', () => {
 
   it('never refuses a quiet client: nothing until the window holds minRequests requests', () => {
     const throttle = adaptiveThrottle({ clock: createVirtualClock(), random: () => 0 });
-    for (let i = 0; i < 10; i++) expect(throttle.tryRequest().ok).toBe(true);
+    for (let i = 0; i < 10; i++) {
+      expect(throttle.tryRequest().ok).toBe(true);
+      throttle.recordRefusal();
+    }
     expect(throttle.rejectProbability()).toBe(0.9); // 10/11, capped
     expect(throttle.tryRequest().ok).toBe(false);
   });
@@ -83,9 +85,12 @@ describe('adaptiveThrottle', () => {
       const a = owned.tryRequestAt(3, clock.now());
       const b = plain.tryRequest('sheddable');
       decisions.push([a.ok, b.ok]);
-      if (i % 3 === 0) {
+      if (a.ok && i % 3 === 0) {
         owned.recordAcceptAt(3, clock.now());
         plain.recordAccept('sheddable');
+      } else if (a.ok) {
+        owned.recordRefusalAt(3, clock.now());
+        plain.recordRefusal('sheddable');
       }
       await clock.advance(700);
     }
@@ -103,7 +108,7 @@ describe('adaptiveThrottle', () => {
     });
     const seen: unknown[] = [];
     using _ = throttle.onReject((e) => seen.push(e));
-    throttle.tryRequest('sheddable');
+    throttle.recordRefusal('sheddable');
     throttle.tryRequest('sheddable');
     expect(seen).toEqual([{ criticality: 'sheddable', rejectProbability: 0.5 }]);
   });
@@ -132,6 +137,8 @@ describe('adaptiveThrottle', () => {
               if (acceptedThisSecond < capacity) {
                 acceptedThisSecond++;
                 throttle.recordAccept();
+              } else {
+                throttle.recordRefusal();
               }
             }
             clock.advanceSync(1_000);
@@ -145,6 +152,21 @@ describe('adaptiveThrottle', () => {
       ),
       { numRuns: 40 },
     );
+  });
+
+  it('counts nothing in flight: a burst to a healthy dependency is never refused, however large', () => {
+    // Counted when sent, the burst's own requests would lead its accepts by the burst's size.
+    const throttle = adaptiveThrottle({ clock: createVirtualClock(), random: () => 0 });
+    for (let i = 0; i < 1_000; i++) expect(throttle.tryRequest().ok).toBe(true);
+    for (let i = 0; i < 1_000; i++) throttle.recordAccept();
+    expect(throttle.rejectProbability()).toBe(0);
+  });
+
+  it("ignores requests that ended without the dependency's word", () => {
+    // A caller that gave up, or sent something malformed, records neither outcome.
+    const throttle = adaptiveThrottle({ clock: createVirtualClock(), random: () => 0 });
+    for (let i = 0; i < 500; i++) expect(throttle.tryRequest().ok).toBe(true);
+    expect(throttle.rejectProbability()).toBe(0);
   });
 
   it('refuses bad options by name', () => {

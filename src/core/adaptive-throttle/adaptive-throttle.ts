@@ -7,6 +7,12 @@
  * per criticality, so a dependency shedding `sheddable` work does not throttle `critical` work.
  * Memory is fixed: 4 criticalities × 2 counters × the window's slices.
  *
+ * A request is counted once its outcome is known — refused here, accepted, or refused (or left
+ * unanswered) by the dependency — never while it is in flight: counted when sent, a burst of
+ * calls to a healthy dependency would make `requests` lead `accepts` by the burst and be
+ * refused before any answer came back. A request that ends without the dependency's word (the
+ * caller gave up, or its own request was malformed) is not counted at all.
+ *
  * @module
  */
 import type { Clock } from '../clock/clock.js';
@@ -65,10 +71,23 @@ export interface ThrottleRejectEvent {
 
 /** An adaptive throttle for one dependency. */
 export interface AdaptiveThrottle {
-  /** Counts a request and decides whether it may go (default criticality `critical`). */
+  /**
+   * Decides whether a request may go (default criticality `critical`). A request refused here
+   * is counted at once; one let through is counted when its outcome is recorded.
+   */
   tryRequest(criticality?: Criticality): ThrottleDecision;
-  /** The dependency accepted a request (it answered, even with an error that is not a refusal). */
+  /**
+   * The dependency accepted a request let through (it answered, even with an error that is
+   * not a refusal): counts the request and its accept.
+   */
   recordAccept(criticality?: Criticality): void;
+  /**
+   * The dependency refused a request let through, or failed to answer it in time (overload,
+   * its own timeout, unreachable): counts the request without an accept. A request that ends
+   * for the caller's own reasons (it gave up, or sent something malformed) is recorded as
+   * neither.
+   */
+  recordRefusal(criticality?: Criticality): void;
   /** The refusal probability now, for metrics. */
   rejectProbability(criticality?: Criticality): number;
   readonly onReject: Event<ThrottleRejectEvent>;
@@ -92,7 +111,8 @@ const admitted: ThrottleDecision = Object.freeze({ ok: true });
  * const d = throttle.tryRequest('sheddable');
  * if (!d.ok) throw new ThrottledError(d);
  * const res = await send();
- * if (res.status !== 429 && res.status !== 503) throttle.recordAccept('sheddable');
+ * if (res.status === 429 || res.status === 503) throttle.recordRefusal('sheddable');
+ * else throttle.recordAccept('sheddable');
  */
 export function adaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThrottle {
   return ownedAdaptiveThrottle(options);
@@ -108,6 +128,8 @@ export interface OwnedAdaptiveThrottle extends AdaptiveThrottle {
   tryRequestAt(rank: number, now: number): ThrottleDecision;
   /** {@link AdaptiveThrottle.recordAccept} for criticality rank `rank`, at `now` on its clock. */
   recordAcceptAt(rank: number, now: number): void;
+  /** {@link AdaptiveThrottle.recordRefusal} for criticality rank `rank`, at `now` on its clock. */
+  recordRefusalAt(rank: number, now: number): void;
 }
 
 /** {@link adaptiveThrottle}, typed for the component that owns it. */
@@ -173,8 +195,9 @@ class Throttle implements OwnedAdaptiveThrottle {
     const w = this.#window;
     w.advance(now);
     const p = this.#probability(rank);
-    w.addToLatest(2 * rank, 1);
     if (p === 0 || this.#s.random() >= p) return admitted;
+    // Refused here: its outcome is known, so it counts now.
+    w.addToLatest(2 * rank, 1);
     if (this.#rejected.size > 0) {
       this.#rejected.emit({ criticality: criticalities[rank]!, rejectProbability: p });
     }
@@ -186,7 +209,18 @@ class Throttle implements OwnedAdaptiveThrottle {
   }
 
   recordAcceptAt(rank: number, now: number): void {
-    this.#window.add(2 * rank + 1, 1, now);
+    const w = this.#window;
+    w.advance(now);
+    w.addToLatest(2 * rank, 1);
+    w.addToLatest(2 * rank + 1, 1);
+  }
+
+  recordRefusal(criticality?: Criticality): void {
+    this.recordRefusalAt(rankOf(criticality), this.#s.clock.now());
+  }
+
+  recordRefusalAt(rank: number, now: number): void {
+    this.#window.add(2 * rank, 1, now);
   }
 
   rejectProbability(criticality?: Criticality): number {
