@@ -137,6 +137,38 @@ describe('concurrencyLimit', () => {
     }
   });
 
+  it('forgets the measured wait once the line is gone: a slow spell does not refuse short deadlines later', async () => {
+    const clock = createVirtualClock();
+    const limit = concurrencyLimit({ limit: 2, maxQueue: 10, maxQueueWaitMs: 5_000, clock });
+    // A slow spell: six callers in a closed loop, each holding a slot for 800 ms.
+    const slowCaller = async () => {
+      for (let i = 0; i < 4; i++) {
+        const permit = permitOf(await limit.acquire());
+        await clock.advance(800);
+        permit.release();
+      }
+    };
+    const spell = Promise.all(Array.from({ length: 6 }, slowCaller));
+    while (limit.active + limit.queued > 0) await clock.advance(100);
+    await spell;
+    // Now the work takes 5 ms: bursts of four with 300 ms deadlines, at once and after idle.
+    const refused: unknown[] = [];
+    for (let burst = 0; burst < 10; burst++) {
+      if (burst === 5) await clock.advance(10_000);
+      const calls = Array.from({ length: 4 }, async () => {
+        const r = await limit.acquire({ deadline: clock.now() + 300 });
+        if (!r.ok) {
+          refused.push(r);
+          return;
+        }
+        await clock.advance(5);
+        r.permit.release();
+      });
+      await Promise.all(calls);
+    }
+    expect(refused).toEqual([]);
+  });
+
   it('a full line sheds its least critical newest waiter for a more critical arrival', async () => {
     const clock = createVirtualClock();
     const limit = concurrencyLimit({ limit: 1, maxQueue: 2, clock });

@@ -300,7 +300,8 @@ class Limiter implements OwnedConcurrencyLimit, PermitOwner {
   readonly #clock: Clock;
   readonly #line = new WaiterLine();
   #active = 0;
-  // Measured spacing of grants while a line stands: the basis of wait estimates.
+  // Measured spacing of grants while a line stands: the basis of wait estimates. Forgotten
+  // once a slot goes free with nobody waiting (see `#freed`).
   #gapMs: number | undefined;
   #lastGrantAt = -Infinity;
   #busySince = 0;
@@ -446,6 +447,10 @@ class Limiter implements OwnedConcurrencyLimit, PermitOwner {
   #freed(holdMs: number, outcome: PermitOutcome): void {
     if (this.#released.size > 0) this.#released.emit({ holdMs, active: this.#active, outcome });
     if (this.#line.size > 0) this.#drain();
+    // A slot free with nobody waiting: the line whose spacing was measured is gone, and that
+    // spacing says nothing of the next one. Kept, it would refuse short deadlines at the door
+    // forever after a slow spell, since a refused newcomer never joins a line to measure anew.
+    else this.#gapMs = undefined;
   }
 
   /** A waiter leaves the line without a permit (abort, timeout, shed, CoDel drop). */
