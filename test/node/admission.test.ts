@@ -400,6 +400,8 @@ describe('admission over node:http', () => {
       {
         quota: { ratePerSec: 1, burst: 1 },
         penaltyBox: {
+          // The clock stands still between requests: none is within a refusal's round trip.
+          graceMs: 0,
           threshold: 3,
           windowMs: 1_000,
           liftAfterMs: 5_000,

@@ -9,6 +9,7 @@ describe('penaltyBox', () => {
       threshold: 3,
       windowMs: 1_000,
       liftAfterMs: 5_000,
+      graceMs: 0,
       steps: [
         { waitMs: 2_000 },
         { waitMs: 10_000, block: true },
@@ -18,6 +19,50 @@ describe('penaltyBox', () => {
     });
     return { clock, box };
   };
+
+  it('does not count a parallel burst that was on its way before the refusal', () => {
+    // quota 5/s, burst 10; one page load of 16 parallel requests, then 2 req/s as told.
+    const clock = createVirtualClock();
+    const box = penaltyBox({ clock });
+    const request = (quotaOk: boolean) => {
+      const verdict = box.check('page');
+      if (verdict !== undefined) return verdict.reason;
+      if (quotaOk) return 'ok';
+      box.refused('page', 1_000);
+      return 'quota';
+    };
+    const burst = Array.from({ length: 16 }, (_, i) => {
+      clock.advanceSync(2);
+      return request(i < 10);
+    });
+    expect(burst.filter((r) => r === 'quota')).toHaveLength(6);
+    expect(burst.filter((r) => r !== 'ok' && r !== 'quota')).toEqual([]);
+    clock.advanceSync(1_000);
+    for (let i = 0; i < 20; i++) {
+      expect(request(true)).toBe('ok');
+      clock.advanceSync(500);
+    }
+    expect(box.stepOf('page')).toBe(0);
+  });
+
+  it('still escalates a client that keeps coming after the grace', () => {
+    const clock = createVirtualClock();
+    const box = penaltyBox({ clock, threshold: 5, graceMs: 500 });
+    let verdict;
+    for (let i = 0; i < 100 && verdict === undefined; i++) {
+      verdict = box.check('greedy');
+      if (verdict === undefined) box.refused('greedy', 1_000);
+      clock.advanceSync(20);
+    }
+    expect(verdict).toMatchObject({ reason: 'penalty', step: 1 });
+    // Five violations after the 500 ms grace, one every 20 ms.
+    expect(clock.now()).toBeGreaterThan(500);
+    expect(clock.now()).toBeLessThan(700);
+  });
+
+  it('refuses a negative grace by name', () => {
+    expect(() => penaltyBox({ graceMs: -1 })).toThrow(/`graceMs`/);
+  });
 
   it('leaves clients that wait out their Retry-After alone', () => {
     const { clock, box } = setup();

@@ -6,13 +6,26 @@
  * touching its quota. After a step's wait ends, every `liftAfterMs` without a violation lifts
  * it one step down. State lives in an LRU-bounded map.
  *
+ * Only a request the client sent after it could have read the refusal is a violation. Those
+ * that arrive within `graceMs` of the refusal that started a wait (or of a step that started)
+ * were already on their way — a page's parallel requests, calls in flight — and are refused as
+ * usual without counting against the client; otherwise one burst a little over the quota would
+ * read as ignoring Retry-After, and a polite client would be blocked for what it did before it
+ * was told.
+ *
  * @module
  */
 import type { Clock } from '../clock/clock.js';
 import { systemClock } from '../clock/clock.js';
 import { SpillwayConfigError } from '../errors/config-error.js';
 import { LruMap } from '../internal/lru-map.js';
-import { clockLike, optionsObject, positiveInteger, positiveNumber } from '../internal/validate.js';
+import {
+  clockLike,
+  nonNegativeNumber,
+  optionsObject,
+  positiveInteger,
+  positiveNumber,
+} from '../internal/validate.js';
 
 /** One rung of the escalation ladder. */
 export interface PenaltyStep {
@@ -34,6 +47,12 @@ export interface PenaltyBoxOptions {
   readonly steps?: readonly PenaltyStep[];
   /** Quiet time after a step ends that lifts the client one step down, in ms. @default 30_000 */
   readonly liftAfterMs?: number;
+  /**
+   * How long after the refusal that starts a wait requests still count as sent before the
+   * client read it (about a round trip), in ms: they are refused, but are not violations.
+   * @default 500
+   */
+  readonly graceMs?: number;
   /** Most clients tracked; the least recently seen are forgotten first. @default 10_000 */
   readonly maxKeys?: number;
   /** Where time comes from. @default systemClock */
@@ -77,6 +96,8 @@ interface ClientState {
   until: number;
   /** When lifting was last accounted (quiet time is measured from here). */
   quietSince: number;
+  /** Requests arriving before this were sent before the client could read its refusal. */
+  graceUntil: number;
 }
 
 /**
@@ -102,6 +123,7 @@ export function penaltyBox(options?: PenaltyBoxOptions): PenaltyBox {
     threshold: positiveInteger('threshold', o.threshold ?? 5),
     windowMs: positiveNumber('windowMs', o.windowMs ?? 10_000),
     liftAfterMs: positiveNumber('liftAfterMs', o.liftAfterMs ?? 30_000),
+    graceMs: nonNegativeNumber('graceMs', o.graceMs ?? 500),
     steps: checked,
     states: new LruMap<ClientState>(positiveInteger('maxKeys', o.maxKeys ?? 10_000)),
     clock: clockLike('clock', o.clock ?? systemClock),
@@ -112,6 +134,7 @@ interface Settings {
   readonly threshold: number;
   readonly windowMs: number;
   readonly liftAfterMs: number;
+  readonly graceMs: number;
   readonly steps: readonly Required<PenaltyStep>[];
   readonly states: LruMap<ClientState>;
   readonly clock: Clock;
@@ -139,13 +162,16 @@ class Box implements PenaltyBox {
     const state = this.#s.states.get(key);
     if (state === undefined) return undefined;
     const now = this.#s.clock.now();
+    const sentAfterReading = now >= state.graceUntil;
     if (state.step > 0 && now < state.until) {
       // Still coming during an enforced wait: a violation, which may escalate further.
-      this.#violate(state, now);
+      if (sentAfterReading) this.#violate(state, now);
       return this.#verdict(state, now);
     }
     this.#lift(state, now);
-    if (now < state.retryAt && this.#violate(state, now)) return this.#verdict(state, now);
+    if (now < state.retryAt && sentAfterReading && this.#violate(state, now)) {
+      return this.#verdict(state, now);
+    }
     return undefined;
   }
 
@@ -153,9 +179,19 @@ class Box implements PenaltyBox {
     const now = this.#s.clock.now();
     let state = this.#s.states.get(key);
     if (state === undefined) {
-      state = { retryAt: 0, violations: [], next: 0, step: 0, until: 0, quietSince: now };
+      state = {
+        retryAt: 0,
+        violations: [],
+        next: 0,
+        step: 0,
+        until: 0,
+        quietSince: now,
+        graceUntil: 0,
+      };
       this.#s.states.set(key, state);
     }
+    // A refusal that starts a wait: what arrives within the grace was already on its way.
+    if (now >= state.retryAt) state.graceUntil = now + this.#s.graceMs;
     const retryAt = now + (retryAfterMs > 0 ? retryAfterMs : 0);
     if (retryAt > state.retryAt) state.retryAt = retryAt;
   }
@@ -174,6 +210,7 @@ class Box implements PenaltyBox {
     if (state.step < steps.length) state.step++;
     state.until = now + steps[state.step - 1]!.waitMs;
     state.retryAt = state.until;
+    state.graceUntil = now + this.#s.graceMs;
     ring.length = 0;
     state.next = 0;
     return true;
