@@ -304,3 +304,25 @@ describe('call(fn)', () => {
     expect(breaker.state).toBe('open');
   });
 });
+
+describe('tuned options', () => {
+  for (const breaker of [{ openMs: 10_000 }, { halfOpenProbes: 3 }, {}]) {
+    it(`keep the documented breaker policy: ${JSON.stringify(breaker)} and 5 failures in 300 calls`, async () => {
+      const clock = createVirtualClock();
+      let n = 0;
+      const fetch: FetchLike = () => {
+        n++;
+        return Promise.resolve(new Response('x', { status: n > 100 && n <= 105 ? 500 : 200 }));
+      };
+      const dep = dependency({ name: 'x', clock, fetch, breaker });
+      const refused: unknown[] = [];
+      for (let i = 0; i < 300; i++) {
+        await dep.fetch('http://x/').catch((e: unknown) => refused.push(e));
+        await clock.advance(10);
+      }
+      expect(refused).toEqual([]);
+      expect(n).toBe(300);
+      expect(dep.breaker!.toJSON().window).toMatchObject({ kind: 'time' });
+    });
+  }
+});

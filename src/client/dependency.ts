@@ -264,7 +264,8 @@ export function dependency(options: DependencyOptions): Dependency {
   const ownBreaker =
     o.breaker === false || isBreaker(o.breaker)
       ? undefined
-      : ownedCircuitBreaker({ ...(o.breaker ?? defaults.breaker), name: o.name, clock });
+      : // Options tune the documented default, never replace it: `{ openMs }` keeps its trip.
+        ownedCircuitBreaker({ ...defaults.breaker, ...o.breaker, name: o.name, clock });
   const breaker = o.breaker === false ? undefined : (ownBreaker ?? (o.breaker as CircuitBreaker));
   const ownThrottle =
     o.throttle === false || isThrottle(o.throttle)
