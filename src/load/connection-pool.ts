@@ -17,6 +17,7 @@
  * @module
  */
 import { Connection, type ConnectionOwner, type Target } from './connection.js';
+import { armTimer } from './timer.js';
 
 /** What the pool reports to the run: responses and failures of requests in flight. */
 export interface PoolListener {
@@ -184,13 +185,12 @@ export class ConnectionPool implements ConnectionOwner {
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
     const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
+      timer = armTimer(() => {
         timedOut = true;
         resolve();
       }, timeoutMs);
     });
-    const pause = (): Promise<void> =>
-      new Promise((resolve) => setTimeout(resolve, warmChunkGapMs));
+    const pause = (): Promise<void> => new Promise((resolve) => armTimer(resolve, warmChunkGapMs));
     while (opened.length < count && this.#open < this.#options.maxConnections && !timedOut) {
       if (opened.length > 0) await Promise.race([pause(), timeout]);
       const chunk: Promise<boolean>[] = [];

@@ -86,6 +86,29 @@ describe('DeadlineQueue', () => {
     expect(expired).toEqual([1, 2, 3]);
   });
 
+  it('a deadline beyond the longest timer waits, instead of waking every millisecond', () => {
+    // Node's setTimeout fires a delay past 2^31 − 1 ms after 1 ms (the fake clock does the same).
+    const t0 = Date.now();
+    let reads = 0;
+    const expired: number[] = [];
+    const queue = new DeadlineQueue<Entry>(
+      () => {
+        reads++;
+        return Date.now() - t0;
+      },
+      (e) => expired.push(e.id),
+    );
+    queue.add(entry(1), 1e11);
+    reads = 0;
+    vi.advanceTimersByTime(10_000);
+    expect(expired).toEqual([]);
+    expect(reads).toBe(0);
+    queue.add(entry(2), 20_000);
+    vi.advanceTimersByTime(10_000);
+    expect(expired).toEqual([2]);
+    queue.clear();
+  });
+
   it('any sequence of adds and removes expires exactly the entries left, in deadline order', () => {
     fc.assert(
       fc.property(

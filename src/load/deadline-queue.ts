@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { armTimer } from './timer.js';
 
 /** What the queue needs of an entry (intrusive links, so adding allocates nothing). */
 export interface DeadlineEntry {
@@ -75,7 +76,7 @@ export class DeadlineQueue<T extends DeadlineEntry> {
     if (this.#timer !== undefined && this.#timerAt <= at) return;
     clearTimeout(this.#timer);
     this.#timerAt = at;
-    this.#timer = setTimeout(this.#fire, Math.max(0, at - this.#now()));
+    this.#timer = armTimer(this.#fire, at - this.#now());
   }
 
   readonly #fire = (): void => {

@@ -4,10 +4,12 @@
  *
  * @module
  */
+import { maxTimerDelayMs } from './timer.js';
 
 /**
  * `"2"` → 2000; an HTTP-date → ms from `nowEpochMs` (0 if it is in the past); anything else
- * (empty, negative, garbage) → `undefined`, never a throw.
+ * (empty, negative, garbage) → `undefined`, never a throw. A server's value is clamped to
+ * {@link maxTimerDelayMs} (about 24.8 days): however large, it means "not in this run".
  */
 export function parseRetryAfterMs(
   value: string | undefined,
@@ -15,12 +17,9 @@ export function parseRetryAfterMs(
 ): number | undefined {
   if (value === undefined) return undefined;
   const text = value.trim();
-  if (/^\d+$/.test(text)) {
-    const seconds = Number(text);
-    return Number.isSafeInteger(seconds) ? seconds * 1000 : undefined;
-  }
+  if (/^\d+$/.test(text)) return Math.min(Number(text) * 1000, maxTimerDelayMs);
   if (!/[a-z]/i.test(text)) return undefined;
   const at = Date.parse(text);
   if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowEpochMs);
+  return Math.min(Math.max(0, at - nowEpochMs), maxTimerDelayMs);
 }

@@ -26,6 +26,7 @@ import { buildStats, emptyCounts, GroupRecorder } from './recorder.js';
 import type { LoadProgress, LoadResult, WindowCounts, WindowStats } from './result.js';
 import { parseRetryAfterMs } from './retry-after.js';
 import { formatRetryPolicy, retryDelayMs } from './retry-policy.js';
+import { armTimer } from './timer.js';
 import { assessValidity } from './validity.js';
 
 /**
@@ -132,6 +133,10 @@ class LoadRun implements PoolListener {
   #measureTimer: NodeJS.Timeout | undefined;
   #windowTimer: NodeJS.Timeout | undefined;
   #drainTimer: NodeJS.Timeout | undefined;
+  /** When the last group's schedule ends at the latest (ms after the measured start). */
+  readonly #scheduleEndMs: number;
+  /** When the drain ends, once the schedule has ended. */
+  #drainEndMs = Number.POSITIVE_INFINITY;
   #resolve: (result: LoadResult) => void = () => undefined;
 
   constructor(options: ResolvedOptions, input: LoadOptions, address: string) {
@@ -155,6 +160,7 @@ class LoadRun implements PoolListener {
       count: 0,
       client: 0,
     }));
+    this.#scheduleEndMs = Math.max(...options.groups.map((g) => g.startMs + g.durationMs));
     for (const g of this.#groups) {
       g.nextAt =
         g.warmNext === undefined ? g.config.startMs + g.next() : g.warmNext() - options.warmupMs;
@@ -182,9 +188,9 @@ class LoadRun implements PoolListener {
       // Time runs from the measured start; the warm-up, if any, is the time before it.
       this.#t0 = performance.now() + this.#o.warmupMs;
       if (this.#o.warmupMs > 0) {
-        this.#measureTimer = setTimeout(this.#startMeasuring, this.#o.warmupMs);
+        this.#measureTimer = armTimer(this.#startMeasuring, this.#o.warmupMs);
       } else this.#startMeasuring();
-      this.#windowTimer = setTimeout(this.#onWindowTimer, this.#windowEndMs - this.#now());
+      this.#windowTimer = armTimer(this.#onWindowTimer, this.#windowEndMs - this.#now());
       const signal = this.#input.signal;
       if (signal?.aborted === true) {
         this.#abort();
@@ -237,7 +243,7 @@ class LoadRun implements PoolListener {
     const wait = caughtUp ? earliest - this.#now() : 0;
     // Timers have ~1 ms granularity: whatever falls due meanwhile goes out in the next batch,
     // and its lateness is measured as schedule lag, never hidden.
-    this.#tickTimer = wait <= 0 ? setImmediate(this.#tick) : setTimeout(this.#tick, wait);
+    this.#tickTimer = wait <= 0 ? setImmediate(this.#tick) : armTimer(this.#tick, wait);
   };
 
   #earliestArrival(): number {
@@ -450,14 +456,16 @@ class LoadRun implements PoolListener {
         },
         this.#random,
       );
-      if (delay !== undefined) {
+      // A retry due after the run can no longer send (a long Retry-After) is not waited for:
+      // this caller gives up now, as it would when told to come back after it has gone.
+      if (delay !== undefined && now + delay < this.#lastSendMs()) {
         if (delay <= 0) {
           request.attemptStart = now;
           this.#send(request, now);
         } else {
           request.waitingRetry = true;
           request.retryAt = now + delay;
-          request.timer = setTimeout(this.#retry, delay, request);
+          request.timer = armTimer(this.#retry, delay, request);
         }
         return;
       }
@@ -465,12 +473,17 @@ class LoadRun implements PoolListener {
     this.#finish(request, now);
   }
 
+  /** The latest moment a retry can still be sent: the end of the drain, known or at the latest. */
+  #lastSendMs(): number {
+    return this.#scheduleDone ? this.#drainEndMs : this.#scheduleEndMs + this.#o.drainMs;
+  }
+
   readonly #retry = (request: Request): void => {
     const now = this.#now();
     // Node's timers count whole milliseconds of the event loop's time and may fire up to 1 ms
     // before the delay has passed on this clock: a retry never goes before its Retry-After.
     if (now < request.retryAt) {
-      request.timer = setTimeout(this.#retry, request.retryAt - now, request);
+      request.timer = armTimer(this.#retry, request.retryAt - now, request);
       return;
     }
     request.waitingRetry = false;
@@ -536,15 +549,29 @@ class LoadRun implements PoolListener {
       clearTimeout(this.#measureTimer);
       this.#startMeasuring();
     }
-    if (this.#live.length === 0) this.#end();
-    else this.#drainTimer = setTimeout(this.#end, this.#o.drainMs);
+    if (this.#live.length === 0) {
+      this.#end();
+      return;
+    }
+    const now = this.#now();
+    this.#drainEndMs = now + this.#o.drainMs;
+    // Retries due after the drain will never be sent: those callers give up now, and a run
+    // whose only requests left are such retries ends at once instead of waiting out the drain.
+    for (const request of [...this.#live]) {
+      if (request.waitingRetry && request.retryAt >= this.#drainEndMs) {
+        clearTimeout(request.timer);
+        request.waitingRetry = false;
+        this.#finish(request, now);
+      }
+    }
+    if (!this.#ended) this.#drainTimer = armTimer(this.#end, this.#o.drainMs);
   }
 
   /** Timers may fire a little early (ms granularity) or late: close on the boundary exactly. */
   readonly #onWindowTimer = (): void => {
     const early = this.#windowEndMs - this.#now();
     if (early > 0) {
-      this.#windowTimer = setTimeout(this.#onWindowTimer, early);
+      this.#windowTimer = armTimer(this.#onWindowTimer, early);
       return;
     }
     if (this.#scheduleDone) {
@@ -587,7 +614,7 @@ class LoadRun implements PoolListener {
     this.#windowLag.reset();
     this.#pool.sweep(now);
     if (!this.#ended) {
-      this.#windowTimer = setTimeout(this.#onWindowTimer, this.#windowEndMs - this.#now());
+      this.#windowTimer = armTimer(this.#onWindowTimer, this.#windowEndMs - this.#now());
     }
     const onWindow = this.#input.onWindow;
     if (onWindow !== undefined) {
