@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { resolveOptions } from '../load/options.js';
 import { UsageError } from './command.js';
 import { parseDurationMs, parseGroup, parseLoadArgs } from './load-args.js';
 import { progressLine } from './progress.js';
@@ -150,11 +151,29 @@ describe('parseLoadArgs', () => {
         "--warmup: expected a duration like '10s', '500ms' or '2m', got 'soon'",
       ],
       [[url, '--rate', '1', '--frobnicate'], "Unknown option '--frobnicate'"],
+      // Number('') is 0: an empty or padded number is not a number.
+      [[url, '--rate', '1', '--seed', ''], "--seed: expected an integer, got ''"],
+      [[url, '--rate', '1', '--seed', ' 7'], "--seed: expected an integer, got ' 7'"],
+      [[url, '--rate', '1', '--seed', '1e3'], "--seed: expected an integer, got '1e3'"],
+      [[url, '--rate', ''], "--rate: expected a number greater than 0, got ''"],
+      [[url, '--rate', '1', '-c', ''], "--connections: expected a positive integer, got ''"],
+      [[url, '--rate', '1', '--deadline-ms', ''], '--deadline-ms: expected a number of 0 or more'],
     ];
     for (const [argv, message] of cases) {
       expect(() => parseLoadArgs(argv)).toThrow(UsageError);
       expect(() => parseLoadArgs(argv)).toThrow(message);
     }
+  });
+});
+
+describe('headers from the command line', () => {
+  it('are refused before any load when latin1 would turn a character into CR or LF', () => {
+    const header = parseLoadArgs([url, '--rate', '1', '-H', 'x-a: a\u010d\u010ax-b: 1']);
+    expect(() => resolveOptions(header.options)).toThrow(
+      /`headers\.x-a` to be a header value .*U\+010D at index 1/,
+    );
+    const group = parseLoadArgs([url, '-g', 'g:1:x-a=\u010a']);
+    expect(() => resolveOptions(group.options)).toThrow(/`groups\[0\]\.headers\.x-a`/);
   });
 });
 

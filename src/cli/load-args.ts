@@ -178,9 +178,10 @@ export function parseLoadArgs(argv: readonly string[]): LoadCommandArgs {
     method: values.method,
     headers,
     retry: retry('--retry', values.retry),
-    seed: Number.isSafeInteger(Number(values.seed))
-      ? Number(values.seed)
-      : fail('--seed', 'an integer', values.seed),
+    seed:
+      /^-?\d+$/.test(values.seed) && Number.isSafeInteger(Number(values.seed))
+        ? Number(values.seed)
+        : fail('--seed', 'an integer', values.seed),
     connection: values['new-connection'] ? 'new' : 'keep-alive',
   };
   if (values.rate !== undefined) options['ratePerSec'] = positive('--rate', values.rate);

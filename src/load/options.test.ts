@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SpillwayConfigError } from '../core/errors/config-error.js';
-import { resolveOptions } from './options.js';
+import { resolveOptions, type LoadOptions } from './options.js';
 
 const url = 'http://127.0.0.1:8080/work';
 
@@ -58,6 +58,18 @@ describe('resolveOptions', () => {
     expect(o.groups[1]!.requests[42]!.toString()).toContain('x-client: p42\r\n');
     expect(o.groups[1]!.requests[42]!.toString()).toContain('x-run: 1\r\n');
     expect(o.groups[2]).toMatchObject({ deadlineMs: 0, goodWithinMs: Infinity, maxRequests: 1 });
+  });
+
+  it("a group's header replaces the run's of the same name, whatever its case", () => {
+    const o = resolveOptions({
+      url,
+      durationMs: 1,
+      headers: { 'X-Client': 'run', 'x-run': '1' },
+      groups: [{ ratePerSec: 1, headers: { 'x-client': 'group' } }],
+    });
+    expect(o.groups[0]!.requests[0]!.toString()).toBe(
+      'GET /work HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nx-run: 1\r\nx-client: group\r\n\r\n',
+    );
   });
 
   it('bounds new connections by the rate, at most 5000/s, and not at all per request', () => {
@@ -123,7 +135,33 @@ describe('resolveOptions', () => {
       ],
       [
         { url, ratePerSec: 1, durationMs: 1, headers: { 'bad name': 'x' } },
-        /`groups\[0\]\.headers` to be valid header names/,
+        /`headers` to be valid header names/,
+      ],
+      [
+        { url, durationMs: 1, groups: [{ ratePerSec: 1, headers: { 'x-a': 'a\u010db' } }] },
+        /`groups\[0\]\.headers\.x-a` to be a header value .* \(U\+010D at index 1 is not allowed\)/,
+      ],
+      [
+        { url, durationMs: 1, groups: [{ ratePerSec: 1, path: '/caf\u00e9' }] },
+        /`groups\[0\]\.path` to be a path .* \(U\+00E9 at index 4 is not allowed\)/,
+      ],
+      [
+        { url, ratePerSec: 1, durationMs: 1, method: 'g\u0130t' },
+        /`method` to be an HTTP method token \(U\+0130 at index 1 is not allowed\)/,
+      ],
+      [
+        { url, ratePerSec: 1, durationMs: 1, headers: { 'X-A': '1', 'x-a': '2' } },
+        /`headers` to be each header name once/,
+      ],
+      ...(['durationMs', 'warmupMs', 'deadlineMs', 'drainMs', 'idleTimeoutMs'] as const).map(
+        (option): [LoadOptions, RegExp] => [
+          { url, ratePerSec: 1, durationMs: 1, [option]: 99_999_999_000 },
+          new RegExp(`\`${option}\` to be at most 2147483647 ms`),
+        ],
+      ),
+      [
+        { url, durationMs: 1, groups: [{ ratePerSec: 1, startMs: 2 ** 31 }] },
+        /`groups\[0\]\.startMs` to be at most 2147483647 ms/,
       ],
       [{ url, ratePerSec: 1, durationMs: 1, connection: 'close' as 'new' }, /`connection`/],
       [

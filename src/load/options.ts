@@ -15,9 +15,16 @@ import {
   positiveNumber,
 } from '../core/internal/validate.js';
 import { arrivals, type Arrival } from './arrivals.js';
-import { serialiseRequest } from './http-request.js';
+import {
+  checkHeaders,
+  checkMethod,
+  checkPath,
+  mergeHeaders,
+  serialiseRequest,
+} from './http-request.js';
 import { checkRetryPolicy, type RetryPolicy } from './retry-policy.js';
 import type { LoadProgress, WindowStats } from './result.js';
+import { maxTimerDelayMs } from './timer.js';
 
 /** One stream of requests with its own rate and shape: a tenant, a route, a canary. */
 export interface LoadGroup {
@@ -211,10 +218,14 @@ const maxClients = 10_000;
 export function resolveOptions(input: LoadOptions): ResolvedOptions {
   const options = optionsObject('options', input);
   const url = parseUrl(options.url);
-  const durationMs = positiveNumber('durationMs', options.durationMs);
+  const durationMs = timerMs('durationMs', positiveNumber('durationMs', options.durationMs));
   const arrival = oneOf('arrival', options.arrival ?? 'constant', arrivals);
-  const method = nonEmptyString('method', options.method ?? 'GET').toUpperCase();
-  const deadlineMs = nonNegativeNumber('deadlineMs', options.deadlineMs ?? 10_000);
+  const method = checkMethod('method', options.method ?? 'GET');
+  const runHeaders = checkHeaders('headers', options.headers);
+  const deadlineMs = timerMs(
+    'deadlineMs',
+    nonNegativeNumber('deadlineMs', options.deadlineMs ?? 10_000),
+  );
   const connection = oneOf('connection', options.connection ?? 'keep-alive', [
     'keep-alive',
     'new',
@@ -258,10 +269,13 @@ export function resolveOptions(input: LoadOptions): ResolvedOptions {
     const name = nonEmptyString(`${at}.name`, g.name ?? `group-${index}`);
     if (names.has(name)) throw new SpillwayConfigError(`${at}.name`, 'a unique group name', name);
     names.add(name);
-    const groupDeadline = nonNegativeNumber(`${at}.deadlineMs`, g.deadlineMs ?? deadlineMs);
+    const groupDeadline = timerMs(
+      `${at}.deadlineMs`,
+      nonNegativeNumber(`${at}.deadlineMs`, g.deadlineMs ?? deadlineMs),
+    );
     const slo = g.sloMs ?? options.sloMs;
     if (slo !== undefined) positiveNumber(`${at}.sloMs`, slo);
-    const startMs = nonNegativeNumber(`${at}.startMs`, g.startMs ?? 0);
+    const startMs = timerMs(`${at}.startMs`, nonNegativeNumber(`${at}.startMs`, g.startMs ?? 0));
     const rate = positiveNumber(`${at}.ratePerSec`, g.ratePerSec);
     const maxRequests =
       g.maxRequests === undefined
@@ -269,21 +283,24 @@ export function resolveOptions(input: LoadOptions): ResolvedOptions {
         : positiveInteger(`${at}.maxRequests`, g.maxRequests);
     // A group starting at or after the end (a canary "after the rush") runs long enough to
     // send its maxRequests.
-    const groupDuration = positiveNumber(
+    const groupDuration = timerMs(
       `${at}.durationMs`,
-      g.durationMs ??
-        Math.max(
-          durationMs - startMs,
-          Number.isFinite(maxRequests) ? (maxRequests * 1000) / rate : 0,
-        ),
+      positiveNumber(
+        `${at}.durationMs`,
+        g.durationMs ??
+          Math.max(
+            durationMs - startMs,
+            Number.isFinite(maxRequests) ? (maxRequests * 1000) / rate : 0,
+          ),
+      ),
     );
     const clients = positiveInteger(`${at}.clients`, g.clients ?? 1);
     if (clients > maxClients) {
       throw new SpillwayConfigError(`${at}.clients`, `at most ${maxClients}`, clients);
     }
-    const groupMethod = nonEmptyString(`${at}.method`, g.method ?? method).toUpperCase();
-    const path = nonEmptyString(`${at}.path`, g.path ?? `${url.pathname}${url.search}`);
-    const headers = { ...options.headers, ...g.headers };
+    const groupMethod = g.method === undefined ? method : checkMethod(`${at}.method`, g.method);
+    const path = checkPath(`${at}.path`, g.path ?? `${url.pathname}${url.search}`);
+    const headers = mergeHeaders(runHeaders, checkHeaders(`${at}.headers`, g.headers));
     const body = g.body ?? options.body;
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     const requests = Array.from({ length: clients }, (_, client) => {
@@ -330,8 +347,9 @@ export function resolveOptions(input: LoadOptions): ResolvedOptions {
   );
   const attempts = (g: ResolvedGroup): number =>
     g.retry.kind === 'none' ? 1 : g.retry.retries + 1;
-  const drainDefault = Math.max(
-    ...groups.map((g) => (g.deadlineMs > 0 ? g.deadlineMs * attempts(g) + 1000 : 10_000)),
+  const drainDefault = Math.min(
+    maxTimerDelayMs,
+    Math.max(...groups.map((g) => (g.deadlineMs > 0 ? g.deadlineMs * attempts(g) + 1000 : 10_000))),
   );
   const validity = optionsObject('validity', options.validity);
   const maxNewConnectionsPerSec =
@@ -348,7 +366,7 @@ export function resolveOptions(input: LoadOptions): ResolvedOptions {
     host: url.hostname.replace(/^\[|\]$/g, ''),
     port: Number(url.port || 80),
     durationMs,
-    warmupMs: nonNegativeNumber('warmupMs', options.warmupMs ?? 0),
+    warmupMs: timerMs('warmupMs', nonNegativeNumber('warmupMs', options.warmupMs ?? 0)),
     groups,
     connection,
     maxConnections,
@@ -365,8 +383,11 @@ export function resolveOptions(input: LoadOptions): ResolvedOptions {
     maxNewConnectionsPerSec,
     connectBurst: Math.min(maxNewConnectionsPerSec, maxConnectBurst),
     maxInFlight: positiveInteger('maxInFlight', options.maxInFlight ?? 2 * maxConnections),
-    idleTimeoutMs: positiveNumber('idleTimeoutMs', options.idleTimeoutMs ?? 4000),
-    drainMs: nonNegativeNumber('drainMs', options.drainMs ?? drainDefault),
+    idleTimeoutMs: timerMs(
+      'idleTimeoutMs',
+      positiveNumber('idleTimeoutMs', options.idleTimeoutMs ?? 4000),
+    ),
+    drainMs: timerMs('drainMs', nonNegativeNumber('drainMs', options.drainMs ?? drainDefault)),
     seed,
     label: nonEmptyString(
       'label',
@@ -385,6 +406,21 @@ export function resolveOptions(input: LoadOptions): ResolvedOptions {
       ),
     },
   };
+}
+
+/**
+ * A time that becomes (part of) one timer's delay: at most what a timer can wait, so no option
+ * can make a timer fire at once and spin (see `timer.ts`).
+ */
+function timerMs(option: string, ms: number): number {
+  if (ms > maxTimerDelayMs) {
+    throw new SpillwayConfigError(
+      option,
+      `at most ${maxTimerDelayMs} ms (about 24.8 days, the longest a timer waits)`,
+      ms,
+    );
+  }
+  return ms;
 }
 
 function parseUrl(value: unknown): URL {

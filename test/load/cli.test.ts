@@ -99,4 +99,25 @@ describe.skipIf(!existsSync(cli))('spillway load (built CLI)', () => {
       "--rate: expected a number greater than 0, got 'lots'",
     );
   });
+
+  it('refuses a header value that latin1 would turn into CR/LF: exit 2, nothing sent', async () => {
+    const before = server.arrivals.length;
+    const bad = await run(process.execPath, [
+      cli,
+      'load',
+      `${server.url}/`,
+      '--rate',
+      '10',
+      '-d',
+      '1s',
+      '-H',
+      'x-tenant: polite\u010d\u010ax-tenant: greedy',
+    ]).catch((e: { code: number; stderr: string }) => e);
+    expect(bad).toMatchObject({ code: 2 });
+    const stderr = (bad as { stderr: string }).stderr;
+    expect(stderr).toContain('Expected `headers.x-tenant` to be a header value');
+    expect(stderr).toContain('U+010D at index 6 is not allowed');
+    expect(stderr).not.toMatch(/^\s+at /m);
+    expect(server.arrivals.length).toBe(before);
+  });
 });
