@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { parseArgs } from 'node:util';
 import { UsageError, type Command } from './command.js';
-import { startReferenceServer, type ReferenceOptions } from './serve/servers.js';
+import { parseServeArgs } from './serve/serve-args.js';
+import { startReferenceServer } from './serve/servers.js';
 
 const help = `Usage: spillway serve <naive|bounded> [options]
 
@@ -24,10 +24,17 @@ fixed service time), so capacity is known exactly: connections / service time
 
 Options:
   --framework <node|express|fastify>  server framework (default: node)
-  --port <n>                          port to listen on; 0 picks a free one (default: 0)
-  --host <addr>                       address to bind (default: 127.0.0.1)
+  --port <n>                          port to listen on, 0 to 65535; 0 picks a free one
+                                      (default: 0)
+  --host <addr>                       address to bind (default: 127.0.0.1); on node, only a
+                                      loopback address (127.0.0.0/8, ::1, localhost) unless
+                                      --allow-remote-admin is given
+  --allow-remote-admin                listen on a non-loopback --host although
+                                      /admin/service-ms, which has no authentication, is
+                                      then reachable by anyone on the network (see Endpoints)
   --connections <n>                   database connections (default: 10)
-  --service-ms <ms>                   time each query holds a connection (default: 30)
+  --service-ms <ms>                   time each query holds a connection, 1 to 60000
+                                      (default: 30)
   --work <db|cpu>                     wait on the database, or spin the CPU for service-ms
                                       per request instead (default: db)
   --client-rate <n>                   bounded: tokens per second per client (default: 150)
@@ -36,110 +43,58 @@ Options:
                                       with a gradientLimit (default: the connections)
   --redis <url>                       bounded: share the per-client quota across replicas
                                       in this Redis (redis://127.0.0.1:6379); needs ioredis
-                                      or redis installed
+                                      or redis installed; if Redis is unreachable, it
+                                      says so once (and every 30 s at most while it lasts)
+                                      and each replica enforces its share of the quota
   --redis-prefix <p>                  key prefix in Redis (default: spillway-serve)
   --replicas <n>                      replicas sharing the quota, for the local fallback
                                       share if Redis fails (default: 1)
   -h, --help                          show this help
 
+Counts (--connections, --client-rate, --client-burst, --limit, --replicas) are whole
+numbers from 1 to 1000000.
+
 Endpoints: every path runs one query and answers {"ok":true}; /healthz answers ok;
 /stats answers the process's RSS and peak RSS, the pool's state and the guard's;
 /admin/service-ms?ms=300 changes the database's service time from now on (naive, bulkhead
-and bounded on node).
+and bounded on node). The admin route is how the demo slows the database mid-run; it has no
+authentication, so whoever can reach it can slow the server for everyone. That is why a
+node server listens only on loopback unless --allow-remote-admin says otherwise.
+
+SIGINT or SIGTERM stops the server: it closes its connections and its Redis client and
+exits; a second signal exits at once.
 
 Examples:
   spillway serve bounded --port 8080
   spillway serve naive --framework express --port 8081
 `;
 
-function positiveInt(flag: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0)
-    throw new UsageError(`--${flag} must be a whole number, got '${value}'`);
-  return n;
-}
-
-function redisUrl(value: string): string {
-  if (!/^rediss?:\/\/\S+$/.test(value)) {
-    throw new UsageError(
-      `--redis must be a redis:// URL such as redis://127.0.0.1:6379, got '${value}'`,
-    );
-  }
-  return value;
-}
+/** How long a stop may take before the process exits anyway (a handle left open). */
+const stopLimitMs = 10_000;
 
 export const serve: Command = {
   summary: 'run a reference server (naive or bounded) over a simulated database',
   help,
   async run(argv) {
-    const { values, positionals } = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        framework: { type: 'string', default: 'node' },
-        port: { type: 'string' },
-        host: { type: 'string', default: '127.0.0.1' },
-        connections: { type: 'string' },
-        'service-ms': { type: 'string' },
-        work: { type: 'string', default: 'db' },
-        'client-rate': { type: 'string' },
-        'client-burst': { type: 'string' },
-        limit: { type: 'string' },
-        redis: { type: 'string' },
-        'redis-prefix': { type: 'string', default: 'spillway-serve' },
-        replicas: { type: 'string' },
-      },
-    });
-    const mode = positionals[0];
-    if (mode !== 'naive' && mode !== 'bounded' && mode !== 'bulkhead') {
-      throw new UsageError(`serve needs a mode: 'naive' or 'bounded', got '${mode ?? ''}'`);
-    }
-    const framework = values.framework;
-    if (framework !== 'node' && framework !== 'express' && framework !== 'fastify') {
-      throw new UsageError(`--framework must be node, express or fastify, got '${framework}'`);
-    }
-    const work = values.work;
-    if (work !== 'db' && work !== 'cpu')
-      throw new UsageError(`--work must be db or cpu, got '${work}'`);
-    if (values.redis !== undefined && (mode !== 'bounded' || framework !== 'node')) {
-      throw new UsageError('--redis applies to the bounded server on --framework node');
-    }
-    const options: ReferenceOptions = {
-      mode,
-      framework,
-      work,
-      connections: Math.max(1, positiveInt('connections', values.connections, 10)),
-      serviceMs: Math.max(1, positiveInt('service-ms', values['service-ms'], 30)),
-      clientRatePerSec: Math.max(1, positiveInt('client-rate', values['client-rate'], 150)),
-      clientBurst: Math.max(1, positiveInt('client-burst', values['client-burst'], 15)),
-      ...(values.limit === undefined
-        ? {}
-        : {
-            limit:
-              values.limit === 'adaptive'
-                ? ('adaptive' as const)
-                : Math.max(1, positiveInt('limit', values.limit, 10)),
-          }),
-      ...(values.redis === undefined
-        ? {}
-        : {
-            redis: {
-              url: redisUrl(values.redis),
-              prefix: values['redis-prefix'],
-              replicas: Math.max(1, positiveInt('replicas', values.replicas, 1)),
-            },
-          }),
-    };
-    const server = await startReferenceServer(options, {
-      port: positiveInt('port', values.port, 0),
-      host: values.host,
+    const { options, listen } = parseServeArgs(argv);
+    const log = (line: string): void => void process.stderr.write(`spillway serve: ${line}\n`);
+    const server = await startReferenceServer(options, listen, log).catch((error: unknown) => {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+        throw new UsageError(`cannot listen on ${listen.host} port ${listen.port}: ${code}`);
+      }
+      throw error;
     });
     process.stdout.write(`listening on ${server.port}\n`);
     await new Promise<void>((resolve) => {
       const stop = (): void => {
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
+        // A second signal now takes Node's default action: it ends the process at once.
+        setTimeout(() => {
+          log(`still running ${stopLimitMs / 1000} s after the signal; exiting`);
+          process.exit(1);
+        }, stopLimitMs).unref();
         void server.close().then(resolve);
       };
       process.on('SIGINT', stop);

@@ -2,6 +2,7 @@
 // prints "listening on <port>", answering the reference routes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { send } from '../helpers/http.js';
@@ -23,6 +24,27 @@ async function serve(...args: string[]): Promise<{ port: number; child: ChildPro
     if (m) return { port: Number(m[1]), child };
   }
   throw new Error('serve exited before listening');
+}
+
+/** The child's exit code and signal, or 'timeout' (then it is killed) after `ms`. */
+async function exitWithin(
+  child: ChildProcess,
+  ms: number,
+): Promise<[number | null, string | null] | 'timeout'> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return [child.exitCode, child.signalCode];
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms);
+  });
+  const outcome = await Promise.race([
+    once(child, 'exit') as Promise<[number | null, string | null]>,
+    timeout,
+  ]);
+  clearTimeout(timer);
+  if (outcome === 'timeout') child.kill('SIGKILL');
+  return outcome;
 }
 
 describe('spillway serve', () => {
@@ -68,14 +90,79 @@ describe('spillway serve', () => {
     });
   }
 
-  it('refuses bad input with a clear message and exit code 2', async () => {
-    const child = spawn(process.execPath, [main, 'serve', 'fast'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+  it('refuses bad input with a clear message and exit code 2, never a stack trace', async () => {
+    const cases: [string[], string][] = [
+      [['fast'], "serve needs a mode: 'naive' or 'bounded', got 'fast'"],
+      // Number('') is 0: an empty port must not quietly mean "any free port".
+      [['bounded', '--port', ''], "--port must be a whole number from 0 to 65535, got ''"],
+      [['naive', '--port', '70000'], "--port must be a whole number from 0 to 65535, got '70000'"],
+      [['bounded', '--connections', ''], '--connections must be a whole number from 1'],
+      // /admin/service-ms has no authentication: not on the network unless asked for.
+      [
+        ['bounded', '--host', '0.0.0.0'],
+        "--host '0.0.0.0' is not a loopback address, and /admin/service-ms has no authentication",
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const child = spawn(process.execPath, [main, 'serve', ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      let stderr = '';
+      let stdout = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      expect(await exitWithin(child, 8000), args.join(' ')).toEqual([2, null]);
+      expect(stderr).toContain(message);
+      expect(stderr).not.toMatch(/^\s+at /m);
+      expect(stdout).not.toContain('listening on');
+    }
+  });
+
+  it('one SIGTERM stops bounded --redis <unreachable> promptly; Redis trouble is one clear line', async () => {
+    // A port nobody listens on.
+    const probe = createNetServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const closedPort = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+
+    const child = spawn(
+      process.execPath,
+      [main, 'serve', 'bounded', '--redis', `redis://127.0.0.1:${closedPort}`],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.push(child);
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const [code] = (await once(child, 'exit')) as [number];
-    expect(code).toBe(2);
-    expect(stderr).toContain("serve needs a mode: 'naive' or 'bounded', got 'fast'");
-  });
+    let port = 0;
+    for await (const line of createInterface({ input: child.stdout })) {
+      const m = /^listening on (\d+)$/.exec(line);
+      if (m) {
+        port = Number(m[1]);
+        break;
+      }
+    }
+    expect(port).toBeGreaterThan(0);
+    // Without Redis, the quota falls back to this server's own share: requests are served.
+    expect((await send(port, { headers: { 'x-client-id': 'a' } })).status).toBe(200);
+    // Let the client fail to reconnect a dozen times or so (ioredis backs off 50, 100, … ms).
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+
+    const signalledAt = performance.now();
+    child.kill('SIGTERM');
+    const outcome = await exitWithin(child, 8000);
+    const stopMs = performance.now() - signalledAt;
+    expect(outcome, 'exit code and signal after one SIGTERM').toEqual([0, null]);
+    // Normally well under a second; the bound allows for a loaded machine.
+    expect(stopMs).toBeLessThan(5000);
+    expect(stderr).not.toContain('[ioredis]');
+    expect(stderr).not.toContain('still running');
+    const lines = stderr.split('\n').filter((l) => l !== '');
+    expect(lines.length).toBeGreaterThanOrEqual(1);
+    expect(lines.length).toBeLessThanOrEqual(2);
+    expect(lines[0]).toBe(
+      `spillway serve: Redis at redis://127.0.0.1:${closedPort} is unreachable (connect ECONNREFUSED 127.0.0.1:${closedPort}); ` +
+        "this server enforces each per-client quota in memory on its own (policy 'local') until it answers. Reconnecting in the background.",
+    );
+  }, 30_000);
 });

@@ -12,6 +12,7 @@ import type * as Cockatiel from 'cockatiel';
 import { gradientLimit, type RateStore } from '../../index.js';
 import type { AdmissionOptions, RequestContext } from '../../node/index.js';
 import { admission } from '../../node/index.js';
+import { openRedisClient } from './redis-client.js';
 import { simulatedDatabase, type SimulatedDatabase } from './simulated-database.js';
 
 /** What the servers run. */
@@ -105,11 +106,22 @@ function stats(db: SimulatedDatabase, guardStats?: () => unknown): string {
   });
 }
 
-/** Starts a reference server; resolves with it once listening. */
+/** A running reference server. */
+export interface ReferenceServer {
+  readonly port: number;
+  /** Stops listening, drops open connections, and closes the Redis client if any. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a reference server; resolves with it once listening. `log` takes the few lines worth
+ * telling the operator while it runs (Redis unreachable, and back).
+ */
 export async function startReferenceServer(
   o: ReferenceOptions,
   listen: { readonly port: number; readonly host: string },
-): Promise<{ readonly port: number; close(): Promise<void> }> {
+  log: (line: string) => void = () => undefined,
+): Promise<ReferenceServer> {
   const db = simulatedDatabase({
     connections: o.connections,
     serviceMs: o.serviceMs,
@@ -128,6 +140,7 @@ export async function startReferenceServer(
   if (o.framework === 'fastify') return startFastify(o, { db, work, listen });
 
   let handler: (req: IncomingMessage, res: ServerResponse) => void;
+  let closeRedis: (() => void) | undefined;
   if (o.mode === 'bulkhead') {
     handler = await bulkheadHandler(o, { db, work, listen });
   } else if (o.mode === 'naive') {
@@ -141,7 +154,8 @@ export async function startReferenceServer(
       );
     };
   } else {
-    const shared = o.redis === undefined ? undefined : await sharedQuotaStore(o.redis);
+    const shared = o.redis === undefined ? undefined : await sharedQuotaStore(o.redis, log);
+    closeRedis = shared?.close;
     const guard = admission(boundedOptions(o, shared?.store));
     handler = guard.handle(async (req, res, ctx: RequestContext) => {
       if (req.url === '/stats') return void res.end(stats(db, () => guard.stats()));
@@ -152,40 +166,44 @@ export async function startReferenceServer(
     });
   }
   const server = createServer({ keepAliveTimeout: 65_000 }, handler);
-  return listenOn(server, listen);
+  let listening: ReferenceServer;
+  try {
+    listening = await listenOn(server, listen);
+  } catch (error) {
+    closeRedis?.();
+    throw error;
+  }
+  return {
+    port: listening.port,
+    close: async () => {
+      closeRedis?.();
+      await listening.close();
+    },
+  };
 }
 
 /**
- * A Redis-backed quota store for the bounded server: ioredis if installed, else node-redis
- * (both optional peers). Policy `local`: if Redis fails, each replica enforces its share.
+ * A Redis-backed quota store for the bounded server, with policy `local`: while Redis cannot
+ * be used, each replica enforces its share of every quota in memory.
  */
-async function sharedQuotaStore(redis: {
-  readonly url: string;
-  readonly prefix: string;
-  readonly replicas: number;
-}): Promise<{ store: RateStore }> {
+async function sharedQuotaStore(
+  redis: { readonly url: string; readonly prefix: string; readonly replicas: number },
+  log: (line: string) => void,
+): Promise<{ readonly store: RateStore; readonly close: () => void }> {
   const { redisStore } = await import('../../redis/index.js');
-  let client: unknown;
-  try {
-    const { default: Redis } = await optionalPeer<{ default: new (url: string) => unknown }>(
-      'ioredis',
-    );
-    client = new Redis(redis.url);
-  } catch {
-    const { createClient } = await optionalPeer<{
-      createClient: (o: { url: string }) => { connect(): Promise<unknown> };
-    }>('redis');
-    const c = createClient({ url: redis.url });
-    await c.connect();
-    client = c;
-  }
+  const n = redis.replicas;
+  const fallback =
+    n === 1
+      ? "this server enforces each per-client quota in memory on its own (policy 'local')"
+      : `each of the ${n} replicas enforces 1/${n} of each per-client quota in memory (policy 'local')`;
+  const { client, close } = await openRedisClient(redis.url, { fallback, log });
   const store = redisStore({
     client: client as Parameters<typeof redisStore>[0]['client'],
     prefix: redis.prefix,
     onError: 'local',
-    replicas: redis.replicas,
+    replicas: n,
   });
-  return { store };
+  return { store, close };
 }
 
 interface Parts {

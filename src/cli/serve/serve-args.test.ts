@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../command.js';
+import { integerFlag, isLoopbackHost, parseServeArgs } from './serve-args.js';
+
+describe('integerFlag', () => {
+  const port = { min: 0, max: 65_535, fallback: 0 };
+  it('reads plain digits within the range, and the fallback when absent', () => {
+    expect(integerFlag('port', '8080', port)).toBe(8080);
+    expect(integerFlag('port', '0', port)).toBe(0);
+    expect(integerFlag('port', undefined, { ...port, fallback: 3000 })).toBe(3000);
+  });
+
+  it("refuses what Number() would quietly read: '' is not 0", () => {
+    for (const bad of ['', ' ', ' 80', '80 ', '1e3', '0x50', '80.0', '-1', '65536', 'abc']) {
+      expect(() => integerFlag('port', bad, port)).toThrow(UsageError);
+      expect(() => integerFlag('port', bad, port)).toThrow(
+        `--port must be a whole number from 0 to 65535, got '${bad}'`,
+      );
+    }
+  });
+});
+
+describe('isLoopbackHost', () => {
+  it('knows loopback addresses in every spelling, and nothing else', () => {
+    for (const host of ['127.0.0.1', '127.1.2.3', '::1', '0:0:0:0:0:0:0:1', 'localhost']) {
+      expect(isLoopbackHost(host)).toBe(true);
+    }
+    expect(isLoopbackHost('::ffff:127.0.0.1')).toBe(true);
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', '::ffff:10.0.0.1', 'example.com', '']) {
+      expect(isLoopbackHost(host)).toBe(false);
+    }
+  });
+});
+
+describe('parseServeArgs', () => {
+  it('fills the defaults: loopback, any free port', () => {
+    expect(parseServeArgs(['bounded'])).toEqual({
+      options: {
+        mode: 'bounded',
+        framework: 'node',
+        work: 'db',
+        connections: 10,
+        serviceMs: 30,
+        clientRatePerSec: 150,
+        clientBurst: 15,
+      },
+      listen: { port: 0, host: '127.0.0.1' },
+    });
+  });
+
+  it('refuses a non-loopback --host while the admin route is served, unless asked', () => {
+    for (const host of ['0.0.0.0', '::', '192.0.2.7', 'example.com']) {
+      expect(() => parseServeArgs(['bounded', '--host', host])).toThrow(
+        `--host '${host}' is not a loopback address, and /admin/service-ms has no authentication`,
+      );
+      expect(parseServeArgs(['naive', '--host', host, '--allow-remote-admin']).listen.host).toBe(
+        host,
+      );
+    }
+    // Express and Fastify servers have no admin route: nothing to protect.
+    expect(
+      parseServeArgs(['bounded', '--framework', 'fastify', '--host', '0.0.0.0']).listen,
+    ).toEqual({ port: 0, host: '0.0.0.0' });
+  });
+
+  it('reads every count strictly, naming the flag', () => {
+    const cases: [string[], string][] = [
+      [['bounded', '--port', ''], "--port must be a whole number from 0 to 65535, got ''"],
+      [['bounded', '--connections', '0'], '--connections must be a whole number from 1'],
+      [['bounded', '--service-ms', '60001'], '--service-ms must be a whole number from 1 to 60000'],
+      [['bounded', '--client-rate', ''], '--client-rate must be a whole number from 1'],
+      [['bounded', '--client-burst', '1.5'], '--client-burst must be a whole number'],
+      [['bounded', '--limit', ''], '--limit must be a whole number from 1'],
+      [
+        ['bounded', '--redis', 'redis://127.0.0.1:6379', '--replicas', ''],
+        '--replicas must be a whole number from 1',
+      ],
+      [['bounded', '--redis', 'localhost'], '--redis must be a redis:// URL'],
+      [['bounded', '--frobnicate'], "Unknown option '--frobnicate'"],
+    ];
+    for (const [argv, message] of cases) {
+      expect(() => parseServeArgs(argv)).toThrow(UsageError);
+      expect(() => parseServeArgs(argv)).toThrow(message);
+    }
+    expect(parseServeArgs(['bounded', '--limit', 'adaptive']).options.limit).toBe('adaptive');
+    expect(parseServeArgs(['bounded', '--port', '8080']).listen.port).toBe(8080);
+  });
+});
