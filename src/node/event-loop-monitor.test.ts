@@ -56,17 +56,39 @@ describe('eventLoopMonitor decisions (scripted loop, virtual clock)', () => {
     loop.close();
   });
 
-  it('a long delay saturates it too, and shedFrom moves the line', () => {
+  it('a long delay in two intervals running saturates it too, and shedFrom moves the line', () => {
     const clock = createVirtualClock();
     const probe = scriptedProbe();
     const loop = monitorWith(probe, { clock, maxDelayMs: 40, shedFrom: 'sheddable-plus' });
     probe.delayMs = 45;
+    clock.advanceSync(100);
+    expect(loop.saturated).toBe(false); // one pause: over by the time it is seen
     clock.advanceSync(100);
     expect(loop.saturated).toBe(true);
     expect(loop.delayMs).toBe(45);
     expect(loop.shouldShed('sheddable-plus', 0)).toBe(true);
     expect(loop.shouldShed('critical', 1_000)).toBe(false); // no history: no estimate, no refusal
     loop.close();
+  });
+
+  it('does not hold a single pause against the next interval: critical work goes on', () => {
+    // 500 req/s of 5 ms work, and one 60 ms pause (a GC, a slow synchronous call) every 2.4 s.
+    const clock = createVirtualClock();
+    const probe = scriptedProbe();
+    const loop = monitorWith(probe, { clock });
+    let refused = 0;
+    for (let interval = 0; interval < 100; interval++) {
+      const paused = interval % 24 === 23;
+      probe.utilization = paused ? 0.65 : 0.1;
+      probe.delayMs = paused ? 60 : 2;
+      for (let i = 0; i < 50; i++) loop.onComplete(paused ? 65 : 5);
+      clock.advanceSync(100);
+      // After the pause, the requests it held up arrive at once.
+      const inflight = paused ? 30 : 3;
+      if (loop.shouldShed('critical', inflight)) refused++;
+      if (loop.shouldShed('sheddable', inflight)) refused++;
+    }
+    expect(refused).toBe(0);
   });
 
   it('never refuses with one request in flight, and forgets history older than windowMs', () => {
@@ -95,7 +117,7 @@ describe('eventLoopMonitor decisions (scripted loop, virtual clock)', () => {
       clearTimer: (h: object) => clock.clearTimer(h),
     };
     const loop = monitorWith(scriptedProbe(), { clock: lateClock, maxDelayMs: 50 });
-    clock.advanceSync(180);
+    clock.advanceSync(360);
     expect(loop.delayMs).toBe(80);
     expect(loop.saturated).toBe(true);
     loop.close();

@@ -3,7 +3,11 @@
  * JSON parsing, a long GC. Every `sampleIntervalMs` (default 100) it reads the loop's
  * utilization over that interval only (`performance.eventLoopUtilization` deltas, not since
  * start) and the worst event-loop delay in it (`monitorEventLoopDelay`), and decides whether
- * the loop is saturated. Per request the guard asks {@link EventLoopMonitor.shouldShed}, which
+ * the loop is saturated: busy for `maxUtilization` of the interval, or delayed past
+ * `maxDelayMs` in this interval and the one before. One delay alone is a pause that has ended
+ * by the time it is seen (a GC, one slow synchronous call): the loop is free again, and
+ * holding the verdict for the next interval would refuse work it can carry. Per request the
+ * guard asks {@link EventLoopMonitor.shouldShed}, which
  * costs a few comparisons: while saturated, `sheddable` work is shed; more critical work is
  * refused only while in flight exceeds what the loop has shown it can carry — the largest
  * throughput seen × the smallest latency seen (Little's law; Alibaba Sentinel's check) —
@@ -36,7 +40,11 @@ export interface EventLoopMonitorOptions {
   readonly sampleIntervalMs?: number;
   /** Utilization (0–1) over one interval at or above which the loop is saturated. @default 0.9 */
   readonly maxUtilization?: number;
-  /** Worst event-loop delay in one interval, in ms, at or above which the loop is saturated. @default 50 */
+  /**
+   * Worst event-loop delay in one interval, in ms, at or above which the loop is saturated
+   * when the interval before it was overloaded too (a single pause is over once seen).
+   * @default 50
+   */
   readonly maxDelayMs?: number;
   /** Work this critical or less is shed whenever the loop is saturated. @default 'sheddable' */
   readonly shedFrom?: Criticality;
@@ -183,6 +191,8 @@ class Monitor implements EventLoopMonitor {
   #latencySum = 0;
   #timer: TimerHandle | undefined;
   #lastTickAt: number;
+  /** Whether the interval before the last was busy or delayed. */
+  #wasOverloaded = false;
   saturated = false;
   utilization = 0;
   delayMs = 0;
@@ -238,7 +248,10 @@ class Monitor implements EventLoopMonitor {
     const { utilization, delayMs } = this.#probe.read();
     this.utilization = utilization;
     this.delayMs = Math.max(delayMs, lateMs > 0 ? lateMs : 0);
-    this.saturated = utilization >= s.maxUtilization || this.delayMs >= s.maxDelayMs;
+    const busy = utilization >= s.maxUtilization;
+    const delayed = this.delayMs >= s.maxDelayMs;
+    this.saturated = busy || (delayed && this.#wasOverloaded);
+    this.#wasOverloaded = busy || delayed;
     this.#closeBucket(elapsedMs);
     this.#arm();
     if (this.#sampled.size > 0) {
