@@ -1,20 +1,32 @@
 /**
- * The default client key: the socket's remote address. Forwarded headers are read only when
- * `trustProxy` says so, and a malformed address falls back to the socket's.
+ * The default client key: the socket's remote address. `X-Forwarded-For` is read only when
+ * `trustProxy` says so, and then only the entry a trusted proxy wrote.
+ *
+ * Each proxy appends the address it received the connection from, so the entries a client can
+ * write are on the left and the ones trusted proxies wrote are on the right. The header is read
+ * from the right, entry by entry, and nothing left of the trusted position is ever looked at:
+ * however many entries a client adds (say, seventy copies of a victim's address), the key is
+ * the address its own first trusted proxy saw. Anything at that position that is not an IP
+ * address falls back to the socket's address; a client never picks an arbitrary key.
  *
  * @module
  */
 import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
 
 /**
- * Whether to believe `X-Forwarded-For`: `false` (default) never; `true` the left-most address
- * (every hop is a trusted proxy); a number `n` the address `n` hops from the right (that many
- * trusted proxies in front of this server).
+ * Whether to believe `X-Forwarded-For`: `false` or `0` (the default) never; a number `n`: `n`
+ * trusted proxies stand in front of this server, and the key is the `n`-th entry from the
+ * right (the address the outermost trusted proxy saw); `true` is the same as `1`. `true` never
+ * means the left-most entry: any client can write that one.
  */
 export type TrustProxy = boolean | number;
 
-/** Characters an IPv4/IPv6 address (with zone) may contain, and its longest form. */
-const addressPattern = /^[0-9A-Fa-f.:%a-zA-Z]{1,64}$/;
+/**
+ * Longest entry a proxy writes: an IPv6 address in its longest text form, in brackets, with a
+ * port. Anything longer was not written by a proxy, and is not read any further.
+ */
+const maxEntryLength = 64;
 
 /** What node:net keeps of a connected socket's peer once `remoteAddress` has been read. */
 interface PeerCache {
@@ -33,15 +45,63 @@ function peerAddress(req: IncomingMessage): string {
   return typeof address === 'string' ? address : (socket.remoteAddress ?? 'unknown');
 }
 
-/** The client address of `req` under `trustProxy`. */
+/**
+ * The client address of `req` under `trustProxy`: the socket's address, or the forwarded
+ * address at the trusted position when that is an IP address. Forwarded addresses are
+ * normalised: a port (`1.2.3.4:80`, `[2001:db8::1]:80`) and brackets are dropped, IPv6 is
+ * lower-cased, and an IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) becomes its IPv4 form.
+ */
 export function clientAddress(req: IncomingMessage, trustProxy: TrustProxy): string {
   const socketAddress = peerAddress(req);
   if (trustProxy === false || trustProxy === 0) return socketAddress;
+  const hops = trustProxy === true ? 1 : trustProxy;
   const header = req.headers['x-forwarded-for'];
   const raw = Array.isArray(header) ? header.join(',') : header;
-  if (raw === undefined || raw.length === 0 || raw.length > 2048) return socketAddress;
-  const hops = raw.split(',', 64);
-  const index = trustProxy === true ? 0 : hops.length - trustProxy;
-  const candidate = index >= 0 ? hops[index]?.trim() : undefined;
-  return candidate !== undefined && addressPattern.test(candidate) ? candidate : socketAddress;
+  if (raw === undefined) return socketAddress;
+  const entry = entryFromRight(raw, hops);
+  const address = entry === undefined ? undefined : normalAddress(entry);
+  return address ?? socketAddress;
+}
+
+/** The `n`-th comma-separated entry from the right, trimmed; undefined if absent or too long. */
+function entryFromRight(raw: string, n: number): string | undefined {
+  let end = raw.length;
+  for (let seen = 1; ; seen++) {
+    // (`lastIndexOf` reads a negative start as 0: at the very start there is no comma left.)
+    const comma = end === 0 ? -1 : raw.lastIndexOf(',', end - 1);
+    // The entry is raw[comma + 1, end): a long one was not written by a proxy.
+    if (end - comma - 1 > maxEntryLength) return undefined;
+    if (seen === n) return raw.slice(comma + 1, end).trim();
+    // Fewer entries than trusted proxies: the request did not come through them all.
+    if (comma === -1) return undefined;
+    end = comma;
+  }
+}
+
+/** `text` as a normalised IP address, or undefined if it is not one. */
+function normalAddress(text: string): string | undefined {
+  let address = text;
+  if (address.startsWith('[')) {
+    const close = address.indexOf(']');
+    if (close === -1) return undefined;
+    const rest = address.slice(close + 1);
+    if (rest !== '' && !/^:\d{1,5}$/.test(rest)) return undefined;
+    address = address.slice(1, close);
+    if (isIP(address) !== 6) return undefined;
+  } else if (/^[\d.]+:\d{1,5}$/.test(address)) {
+    address = address.slice(0, address.indexOf(':'));
+  }
+  switch (isIP(address)) {
+    case 4:
+      return address;
+    case 6: {
+      // A zone (`fe80::1%eth0`) names an interface of the proxy's host, and is free text.
+      if (address.includes('%')) return undefined;
+      const lower = address.toLowerCase();
+      const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+      return mapped !== null ? mapped[1] : lower;
+    }
+    default:
+      return undefined;
+  }
 }
