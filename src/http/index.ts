@@ -18,7 +18,7 @@ export {
   parseRetrySignal,
   retryAfterSeconds,
 } from './codecs.js';
-export { defaultHeaderNames, type HeaderNames } from './header-names.js';
+export { defaultHeaderNames, headerNamesOf, type HeaderNames } from './header-names.js';
 export { formatRateLimit, formatRateLimitPolicy, policyName } from './rate-limit-fields.js';
 export {
   refusalResponse,
