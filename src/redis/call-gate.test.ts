@@ -1,20 +1,30 @@
 // The gate's timing on a virtual clock, over a scripted client whose calls settle only when
-// the test says so: the deadline answers at once and exactly on time, the in-flight cap counts
-// calls until they really settle, and the breaker opens, probes only when connected, and
-// closes. (The same behaviour against real Redis faults is in test/redis/faults.test.ts.)
+// the test says so: the deadline answers at once and exactly on time, travels to take
+// scripts as a Redis time, the in-flight cap counts calls until they really settle, and the
+// breaker opens, probes only when connected, and closes. The clean-up lane: exempt from the
+// cap, queued while the client is not ready and sent once it is, bounded, retried a bounded
+// number of times. (The same behaviour against real Redis faults is in test/redis/.)
 import { describe, expect, it } from 'vitest';
 import { createVirtualClock } from '../testing/virtual-clock.js';
 import { CallGate, isFailure, type CallFailure } from './call-gate.js';
+import { maxAttempts, retryEveryMs } from './cleanup-lane.js';
 import type { ScriptClient } from './script-client.js';
-import { gcraScript } from './scripts.js';
+import { gcraScript, semReleaseScript, semRenewScript } from './scripts.js';
+
+interface Call {
+  readonly name: string;
+  readonly args: (string | number)[];
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
 
 function scripted() {
-  const calls: { resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
+  const calls: Call[] = [];
   let ready = true;
   const client: ScriptClient = {
-    run: () =>
+    run: (script, _keys, args) =>
       new Promise((resolve, reject) => {
-        calls.push({ resolve, reject });
+        calls.push({ name: script.name, args, resolve, reject });
       }),
     ready: () => ready,
   };
@@ -27,7 +37,7 @@ function scripted() {
   };
 }
 
-function gate(client: ScriptClient, maxInFlight = 3) {
+function gate(client: ScriptClient, maxInFlight = 3, cleanupMaxQueue = 100) {
   const clock = createVirtualClock();
   const failures: string[] = [];
   const breaker: string[] = [];
@@ -38,6 +48,7 @@ function gate(client: ScriptClient, maxInFlight = 3) {
     maxInFlight,
     breakerFailures: 2,
     breakerCooldownMs: 250,
+    cleanupMaxQueue,
     onFailure: (f) => failures.push(f.failed),
     onBreaker: (s) => breaker.push(s),
   });
@@ -45,6 +56,11 @@ function gate(client: ScriptClient, maxInFlight = 3) {
 }
 
 const call = (g: CallGate) => g.call(gcraScript, { keys: ['k'], args: [1, 1, 1, 1] });
+const release = (g: CallGate, id: string, until = Infinity) =>
+  g.cleanup.send(semReleaseScript, { keys: ['z', 'h'], args: [id] }, until);
+/** The lease ids of the release calls sent so far. */
+const released = (calls: readonly Call[]) =>
+  calls.filter((c) => c.name === semReleaseScript.name).map((c) => c.args[0]);
 
 describe('CallGate', () => {
   it('passes replies through as numbers', async () => {
@@ -122,5 +138,155 @@ describe('CallGate', () => {
     expect(await probe).toEqual({ failed: 'timeout' });
     expect(g.breakerState).toBe('open');
     expect(g.breakerWaitMs()).toBe(250);
+  });
+
+  it('sends take scripts the deadline in Redis time once a reply has told it', async () => {
+    const s = scripted();
+    const { g, clock } = gate(s.client);
+    await clock.advance(1_000);
+    void call(g);
+    expect(s.calls[0]!.args.at(-1)).toBe(''); // nothing known yet
+    // Redis's clock reads 5,000,000 ms more than ours; answered at once.
+    s.calls[0]!.resolve([1, 0, -1, 0, (clock.now() + 5_000_000) * 1000]);
+    await clock.flush();
+    void call(g);
+    expect(s.calls[1]!.args).toEqual([1, 1, 1, 1, (clock.now() + 100 + 5_000_000) * 1000]);
+    // Clean-up scripts are not takes: no expiry.
+    release(g, 'a');
+    expect(s.calls[2]!.args).toEqual(['a']);
+  });
+
+  it('a late reply still tells the time; an expired reply is a failure, not an answer', async () => {
+    const s = scripted();
+    const { g, clock, failures } = gate(s.client);
+    const first = call(g);
+    await clock.advance(150);
+    expect(await first).toEqual({ failed: 'timeout' });
+    s.calls[0]!.resolve([1, 0, -1, 0, 7_000_000]); // Redis said 7 s, answered at 150 ms
+    await clock.flush();
+    void call(g);
+    expect(s.calls[1]!.args.at(-1)).toBe((150 + 100 + 7_000 - 150) * 1000);
+    // Redis says it ran the call after its expiry: nothing was done.
+    const second = call(g);
+    s.calls[2]!.resolve([-1, 7_300_000]);
+    expect(await second).toEqual({ failed: 'expired' });
+    expect(failures).toEqual(['timeout', 'expired']);
+  });
+});
+
+describe('CallGate clean-up lane', () => {
+  it('a release goes out at once even when the hot path has reached maxInFlight', async () => {
+    const s = scripted();
+    const { g } = gate(s.client, 2);
+    void call(g);
+    void call(g);
+    expect(await call(g)).toEqual({ failed: 'saturated' });
+    release(g, 'a');
+    expect(released(s.calls)).toEqual(['a']);
+    expect(g.cleanup.inFlight).toBe(1);
+  });
+
+  it('waits while the client is not ready and goes out, in order, once it is', async () => {
+    const s = scripted();
+    const { g, clock } = gate(s.client);
+    s.setReady(false);
+    release(g, 'a');
+    release(g, 'b');
+    await clock.advance(10 * retryEveryMs);
+    expect(s.calls).toEqual([]);
+    expect(g.cleanup.queued).toBe(2);
+    s.setReady(true);
+    await clock.advance(retryEveryMs);
+    expect(released(s.calls)).toEqual(['a', 'b']);
+    expect(g.cleanup.queued).toBe(0);
+  });
+
+  it('keeps at most cleanupMaxQueue waiting: the oldest is dropped and reported', async () => {
+    const s = scripted();
+    const { g, clock, failures } = gate(s.client, 3, 2);
+    s.setReady(false);
+    for (const id of ['a', 'b', 'c']) release(g, id);
+    expect(g.cleanup.queued).toBe(2);
+    expect(g.cleanup.dropped).toBe(1);
+    expect(failures).toEqual(['dropped']);
+    s.setReady(true);
+    await clock.advance(retryEveryMs);
+    expect(released(s.calls)).toEqual(['b', 'c']);
+  });
+
+  it('has an in-flight cap of its own: the rest wait until a call settles', async () => {
+    const s = scripted();
+    const { g, clock } = gate(s.client, 2);
+    for (const id of ['a', 'b', 'c']) release(g, id);
+    expect(released(s.calls)).toEqual(['a', 'b']);
+    expect(g.cleanup.queued).toBe(1);
+    s.calls[0]!.resolve([1, 1]);
+    await clock.flush();
+    expect(released(s.calls)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('gives up unsent a call whose lease has expired anyway', async () => {
+    const s = scripted();
+    const { g, clock } = gate(s.client);
+    s.setReady(false);
+    release(g, 'a', clock.now() + 50);
+    release(g, 'b', clock.now() + 500);
+    await clock.advance(100);
+    s.setReady(true);
+    await clock.advance(retryEveryMs);
+    expect(released(s.calls)).toEqual(['b']);
+    expect(g.cleanup.queued).toBe(0);
+  });
+
+  it('retries a failed call: while connected a bounded number of times, after a lost connection once ready', async () => {
+    const s = scripted();
+    const { g, clock } = gate(s.client);
+    release(g, 'a');
+    for (let i = 0; i < maxAttempts; i++) {
+      s.calls[i]!.reject(new Error('ERR something'));
+      await clock.advance(retryEveryMs);
+    }
+    expect(released(s.calls)).toEqual(Array(maxAttempts).fill('a'));
+    expect(g.cleanup.queued).toBe(0);
+
+    release(g, 'b');
+    const sent = s.calls.length;
+    for (let i = 0; i < maxAttempts + 2; i++) {
+      s.setReady(false); // the connection drops with the call
+      s.calls.at(-1)!.reject(new Error('Connection is closed.'));
+      await clock.advance(5 * retryEveryMs);
+      s.setReady(true);
+      await clock.advance(retryEveryMs);
+    }
+    expect(s.calls.length - sent).toBe(maxAttempts + 2);
+    s.calls.at(-1)!.resolve([1, 1]);
+    await clock.flush();
+    expect(g.cleanup.queued).toBe(0);
+  });
+
+  it('ask: the reply when it comes, else not-ready once its use is over, timeout once sent', async () => {
+    const s = scripted();
+    const { g, clock } = gate(s.client);
+    const renew = (until: number) =>
+      g.cleanup.ask(semRenewScript, { keys: ['z', 'h'], args: ['a', 1000] }, until);
+    s.setReady(false);
+    const waiting = renew(clock.now() + 1_000);
+    const pointless = renew(clock.now() + 30);
+    await clock.advance(200);
+    expect(await pointless).toEqual({ failed: 'not-ready' });
+    s.setReady(true);
+    await clock.advance(retryEveryMs);
+    s.calls[0]!.resolve(1);
+    expect(await waiting).toEqual([1]);
+
+    const stalled = renew(clock.now() + 1_000);
+    await clock.advance(100);
+    expect(await stalled).toEqual({ failed: 'timeout' });
+    s.setReady(false);
+    s.calls[1]!.reject(new Error('Connection is closed.'));
+    s.setReady(true);
+    await clock.advance(5 * retryEveryMs);
+    expect(s.calls.length).toBe(2); // a call its waiter gave up on is not sent again
+    expect(g.cleanup.inFlight).toBe(0);
   });
 });

@@ -2,11 +2,17 @@
  * Every Redis call goes through this gate, so the limiter never becomes the queue:
  * - a deadline per call (`timeoutMs`) on the injected clock, whatever the client does with
  *   its own offline queue or timeouts; the answer is a value, never a rejection;
+ * - the same deadline sent to Redis with every take script, as a time on Redis's clock
+ *   (see `redis-time.ts`): a timed-out call is not an unexecuted one — it may still reach
+ *   Redis, held by a stall or re-sent by the client — so the script itself refuses to act
+ *   once the caller has given up;
  * - a cap on calls in flight per process (`maxInFlight`): a call counts until Redis actually
  *   answers or the client gives up, not until its deadline, so a stalled Redis cannot pile up
  *   commands in the client;
  * - a breaker that stops calling a Redis that keeps failing, and a readiness check that skips
- *   calls while the client is disconnected.
+ *   calls while the client is disconnected;
+ * - a lane for clean-up (`cleanup`: releases, renewals) that is exempt from the cap and the
+ *   breaker, queued and retried when the client is ready again (see `cleanup-lane.ts`).
  *
  * All calls share one timeout, so deadlines expire in the order calls were made: one timer for
  * the oldest pending call replaces a timer per call.
@@ -14,18 +20,29 @@
  * @module
  */
 import type { Clock, TimerHandle } from '../core/clock/clock.js';
+import {
+  breakerOpen,
+  expired,
+  malformed,
+  notReady,
+  saturated,
+  timedOut,
+  toNumbers,
+  type CallFailure,
+  type ScriptRequest,
+} from './call-result.js';
+import { CleanupLane } from './cleanup-lane.js';
+import { RedisTime } from './redis-time.js';
 import type { ScriptClient } from './script-client.js';
 import type { RedisScript } from './scripts.js';
 import { StoreBreaker } from './store-breaker.js';
 
-/** Why a call produced no reply. */
-export type FailureKind = 'timeout' | 'error' | 'not-ready' | 'breaker-open' | 'saturated';
-
-/** A call that produced no reply; the caller answers by its failure policy. */
-export interface CallFailure {
-  readonly failed: FailureKind;
-  readonly error?: unknown;
-}
+export {
+  isFailure,
+  type CallFailure,
+  type FailureKind,
+  type ScriptRequest,
+} from './call-result.js';
 
 /** Settings of a {@link CallGate}. */
 export interface CallGateSettings {
@@ -35,7 +52,9 @@ export interface CallGateSettings {
   readonly maxInFlight: number;
   readonly breakerFailures: number;
   readonly breakerCooldownMs: number;
-  /** Told about every failure, and about the breaker opening and closing. */
+  /** Most clean-up calls waiting for a ready client; past it the oldest is dropped. */
+  readonly cleanupMaxQueue: number;
+  /** Told about every failure (a dropped clean-up call too), and the breaker's changes. */
   readonly onFailure: (failure: CallFailure) => void;
   readonly onBreaker: (state: 'open' | 'closed') => void;
 }
@@ -46,28 +65,15 @@ interface Pending {
   resolve: (value: number[] | CallFailure) => void;
 }
 
-const notReady: CallFailure = Object.freeze({ failed: 'not-ready' });
-const breakerOpen: CallFailure = Object.freeze({ failed: 'breaker-open' });
-const saturated: CallFailure = Object.freeze({ failed: 'saturated' });
-const timedOut: CallFailure = Object.freeze({ failed: 'timeout' });
-
-/** The keys and arguments of one script call. */
-export interface ScriptRequest {
-  readonly keys: string[];
-  readonly args: (string | number)[];
-}
-
 const identity = <T>(x: T): T => x;
-
-/** True when `r` is a failure rather than a reply. */
-export function isFailure(r: number[] | CallFailure): r is CallFailure {
-  return !Array.isArray(r);
-}
 
 /** Runs scripts under a deadline, an in-flight cap and a breaker. */
 export class CallGate {
+  /** Releases and renewals: exempt from the cap, retried when the client is ready again. */
+  readonly cleanup: CleanupLane;
   readonly #s: CallGateSettings;
   readonly #breaker: StoreBreaker;
+  readonly #time = new RedisTime();
   // Pending calls in deadline order (= call order); settled ones leave from the head.
   #pending: Pending[] = [];
   #head = 0;
@@ -77,6 +83,14 @@ export class CallGate {
   constructor(settings: CallGateSettings) {
     this.#s = settings;
     this.#breaker = new StoreBreaker(settings.breakerFailures, settings.breakerCooldownMs);
+    this.cleanup = new CleanupLane({
+      client: settings.client,
+      clock: settings.clock,
+      maxInFlight: settings.maxInFlight,
+      maxQueued: settings.cleanupMaxQueue,
+      timeoutMs: settings.timeoutMs,
+      onDropped: () => settings.onFailure({ failed: 'dropped' }),
+    });
   }
 
   /** Calls waiting for Redis now. */
@@ -94,7 +108,10 @@ export class CallGate {
     return this.#breaker.waitMs(this.#s.clock.now());
   }
 
-  /** Runs `script`; resolves with its integer reply or a failure, within `timeoutMs`. */
+  /**
+   * Runs `script`; resolves with its integer reply or a failure, within `timeoutMs`. A take
+   * script (`script.expires`) gets the deadline as its last argument, in Redis time.
+   */
   call(script: RedisScript, request: ScriptRequest): Promise<number[] | CallFailure> {
     return this.callThen(script, request, identity);
   }
@@ -117,16 +134,20 @@ export class CallGate {
       return Promise.resolve(finish(this.#fail(breakerOpen, now)));
     }
     if (!ready) return Promise.resolve(finish(this.#fail(notReady, now)));
+    const deadline = now + s.timeoutMs;
+    const args = script.expires
+      ? request.args.concat(this.#time.toRedisUs(deadline))
+      : request.args;
     let sent: Promise<unknown>;
     try {
-      sent = s.client.run(script, request.keys, request.args);
+      sent = s.client.run(script, request.keys, args);
     } catch (error) {
       return Promise.resolve(finish(this.#fail({ failed: 'error', error }, now)));
     }
     this.#inFlight++;
     return new Promise<T>((resolve) => {
       const p: Pending = {
-        deadline: now + s.timeoutMs,
+        deadline,
         done: false,
         resolve: (r) => resolve(finish(r)),
       };
@@ -135,12 +156,20 @@ export class CallGate {
       sent.then(
         (reply) => {
           this.#inFlight--;
+          // Late replies still tell the time (a take script ends with Redis's now).
+          const numbers = p.done && !script.expires ? undefined : toNumbers(reply);
+          if (script.expires && numbers !== undefined) {
+            this.#time.observe(now, s.clock.now(), numbers[numbers.length - 1]!);
+          }
           if (p.done) return;
           this.#settle(p);
-          const numbers = toNumbers(reply);
           if (numbers === undefined) {
-            const error = new TypeError('Redis script reply is not a list of integers');
-            p.resolve(this.#fail({ failed: 'error', error }, now));
+            p.resolve(this.#fail(malformed(), now));
+            return;
+          }
+          // Redis ran it after the deadline it was given, and did nothing.
+          if (script.expires && numbers[0] === -1) {
+            p.resolve(this.#fail(expired, s.clock.now()));
             return;
           }
           if (this.#breaker.success()) s.onBreaker('closed');
@@ -154,24 +183,6 @@ export class CallGate {
         },
       );
     });
-  }
-
-  /**
-   * Fire-and-forget call for background clean-up (lease release, unknown outcomes): same cap
-   * and readiness check, no deadline, no breaker report.
-   */
-  background(script: RedisScript, request: ScriptRequest): void {
-    const s = this.#s;
-    if (!s.client.ready() || this.#inFlight >= s.maxInFlight) return;
-    this.#inFlight++;
-    const done = (): void => {
-      this.#inFlight--;
-    };
-    try {
-      s.client.run(script, request.keys, request.args).then(done, done);
-    } catch {
-      done();
-    }
   }
 
   #fail(failure: CallFailure, now: number): CallFailure {
@@ -223,18 +234,4 @@ export class CallGate {
     }
     this.#arm(q[this.#head]!.deadline - now);
   }
-}
-
-/** Checks a script reply (RESP2 or RESP3) is a list of numbers; bigints become numbers. */
-function toNumbers(reply: unknown): number[] | undefined {
-  if (typeof reply === 'number') return [reply];
-  if (!Array.isArray(reply)) return undefined;
-  const out = reply as unknown[];
-  for (let i = 0; i < out.length; i++) {
-    const v = out[i];
-    if (typeof v === 'number') continue;
-    if (typeof v !== 'bigint') return undefined;
-    out[i] = Number(v);
-  }
-  return out as number[];
 }

@@ -78,10 +78,17 @@ export class RedisLeasePermit implements LeasePermit {
     return this.#controller.signal;
   }
 
+  /** When the lease expires in Redis unless renewed, as best known here (local ms). */
+  get expiresAt(): number {
+    return this.#renewedAt + this.#ttlMs;
+  }
+
   async renew(): Promise<boolean> {
     if (this.#released || this.#lost) return false;
     if (this.degraded) return true;
     const ok = await this.#owner.renewLease(this);
+    // Released meanwhile: whatever the renewal found says nothing about a lease still held.
+    if (this.#released) return false;
     if (ok === true) this.#renewedAt = this.#clock.now();
     else if (ok === false || this.#clock.now() - this.#renewedAt >= this.#ttlMs) this.#lose();
     return !this.#lost && !this.#released;

@@ -249,11 +249,13 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
   }
 
   async renewLease(permit: RedisLeasePermit): Promise<boolean | undefined> {
-    const [z, h] = this.#keys(permit.key);
-    const r = await this.#st.gate.call(semRenewScript, {
-      keys: [z, h],
-      args: [permit.leaseId, this.#s.leaseTtlMs],
-    });
+    // Through the clean-up lane: not refused at the in-flight cap, and sent as soon as the
+    // client is ready again, for as long as the lease can still be alive.
+    const r = await this.#st.gate.cleanup.ask(
+      semRenewScript,
+      { keys: this.#keys(permit.key), args: [permit.leaseId, this.#s.leaseTtlMs] },
+      permit.expiresAt,
+    );
     this.#st.note(r);
     if (isFailure(r)) return undefined;
     return r[0] === 1;
@@ -262,10 +264,13 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
   releaseLease(permit: RedisLeasePermit): void {
     this.#active--;
     if (permit.degraded) return;
-    this.#st.gate.background(semReleaseScript, {
-      keys: this.#keys(permit.key),
-      args: [permit.leaseId],
-    });
+    // Worth sending for up to a TTL from now: a renewal whose answer never came may have
+    // extended the lease that long.
+    this.#st.gate.cleanup.send(
+      semReleaseScript,
+      { keys: this.#keys(permit.key), args: [permit.leaseId] },
+      this.#clock.now() + this.#s.leaseTtlMs,
+    );
   }
 
   leaseLost(permit: RedisLeasePermit): void {
@@ -317,9 +322,12 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
     });
     this.#st.note(r);
     if (isFailure(r)) {
-      // A call that timed out may still have taken the lease: give it back when Redis can.
-      if (r.failed === 'timeout') {
-        this.#st.gate.background(semReleaseScript, { keys, args: [leaseId] });
+      // A call that timed out, or whose connection failed after it was sent, may have taken
+      // the lease before its expiry: give it back when Redis can. (One that reaches Redis
+      // after its expiry takes nothing.)
+      if (r.failed === 'timeout' || r.failed === 'error') {
+        const until = this.#clock.now() + s.leaseTtlMs;
+        this.#st.gate.cleanup.send(semReleaseScript, { keys, args: [leaseId] }, until);
       }
       if (s.policy === 'open') return { ok: true, permit: this.#permit(key, leaseId, -1) };
       if (s.policy === 'closed') return unavailable;

@@ -13,6 +13,7 @@ import { SpillwayArgumentError } from '../core/errors/argument-error.js';
 import { Emitter, type Event } from '../core/events/emitter.js';
 import type { RateDecision, RatePolicy, RateStore } from '../core/rate-store/rate-store.js';
 import { CallGate, isFailure, type CallFailure, type FailureKind } from './call-gate.js';
+import { warnIfClientResends } from './client-warning.js';
 import { RateFallback, type FailurePolicy } from './failure-policy.js';
 import { redisKey, type KeyKind } from './keys.js';
 import { DenyCache, LeaseTable } from './local-quota-cache.js';
@@ -63,6 +64,12 @@ export interface RedisStoreOptions {
   readonly breakerFailures?: number;
   /** Ms without calls before one probe checks Redis again. @default 250 */
   readonly breakerCooldownMs?: number;
+  /**
+   * Most lease releases and renewals waiting for the client to be ready again; past it the
+   * oldest is dropped (its lease then expires by its TTL) and `onStoreError` says `dropped`.
+   * @default 10_000
+   */
+  readonly cleanupMaxQueue?: number;
   /** What `take` runs; windows last `burst / ratePerSec` seconds. @default 'gcra' */
   readonly algorithm?: RateAlgorithm;
   /** Keys in the deny cache; 0 turns it off. @default 10_000 */
@@ -107,6 +114,8 @@ export interface RedisStoreStats {
   readonly leaseHits: number;
   /** Decisions answered by the failure policy. */
   readonly degraded: number;
+  /** Lease releases and renewals dropped unsent because their queue was full. */
+  readonly cleanupDropped: number;
 }
 
 /** A {@link RateStore} in Redis. */
@@ -123,6 +132,8 @@ export interface RedisStore extends RateStore<Promise<RateDecision>> {
   readonly degraded: boolean;
   /** Redis calls waiting now. */
   readonly inFlight: number;
+  /** Lease releases and renewals waiting now for the client to be ready again. */
+  readonly cleanupQueued: number;
   /** `closed` (calling Redis), `open` (not calling), `probing`. */
   readonly breakerState: 'closed' | 'open' | 'probing';
   /** Counters since creation. */
@@ -159,6 +170,7 @@ const defaults = {
   maxInFlight: 1_000,
   breakerFailures: 5,
   breakerCooldownMs: 250,
+  cleanupMaxQueue: 10_000,
   algorithm: 'gcra',
   denyCacheMaxKeys: 10_000,
   denyCacheMaxAgeMs: 1_000,
@@ -170,7 +182,8 @@ const defaults = {
 /**
  * Creates a Redis-backed store over a client you already have. Configure that client to fail
  * fast (ioredis: `enableOfflineQueue: false, maxRetriesPerRequest: 0`; node-redis:
- * `disableOfflineQueue: true`); the store's own deadline holds either way.
+ * `disableOfflineQueue: true`); the store's own deadline holds either way, and a client that
+ * would queue or re-send commands gets a process warning (`SPILLWAY_W_REDIS_RESEND`) once.
  *
  * @example
  * const store = redisStore({ client: new Redis(), onError: 'local', replicas: 3 });
@@ -180,6 +193,7 @@ const defaults = {
 export function redisStore(options: RedisStoreOptions): RedisStore {
   const o = optionsObject('redisStore options', options);
   const client = scriptClient('client', o.client);
+  warnIfClientResends(o.client as object); // an object: scriptClient has checked it
   const clock = clockLike('clock', o.clock ?? systemClock);
   const policy = oneOf('onError', o.onError ?? defaults.onError, ['open', 'closed', 'local']);
   const replicas = positiveInteger('replicas', o.replicas ?? defaults.replicas);
@@ -210,6 +224,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       'breakerCooldownMs',
       o.breakerCooldownMs ?? defaults.breakerCooldownMs,
     ),
+    cleanupMaxQueue: positiveInteger(
+      'cleanupMaxQueue',
+      o.cleanupMaxQueue ?? defaults.cleanupMaxQueue,
+    ),
     algorithm: oneOf('algorithm', o.algorithm ?? defaults.algorithm, [
       'gcra',
       'fixed-window',
@@ -231,6 +249,7 @@ interface Settings {
   readonly maxInFlight: number;
   readonly breakerFailures: number;
   readonly breakerCooldownMs: number;
+  readonly cleanupMaxQueue: number;
   readonly algorithm: RateAlgorithm;
   readonly deny: DenyCache | undefined;
   readonly leases: LeaseTable | undefined;
@@ -275,6 +294,7 @@ class Store implements RedisStore {
       maxInFlight: s.maxInFlight,
       breakerFailures: s.breakerFailures,
       breakerCooldownMs: s.breakerCooldownMs,
+      cleanupMaxQueue: s.cleanupMaxQueue,
       onFailure: (f) => {
         if (this.#errorE.size > 0) this.#errorE.emit({ reason: f.failed, error: f.error });
       },
@@ -303,6 +323,10 @@ class Store implements RedisStore {
     return this.#gate.inFlight;
   }
 
+  get cleanupQueued(): number {
+    return this.#gate.cleanup.queued;
+  }
+
   get breakerState(): 'closed' | 'open' | 'probing' {
     return this.#gate.breakerState;
   }
@@ -313,6 +337,7 @@ class Store implements RedisStore {
       denyCacheHits: this.#denyHits,
       leaseHits: this.#leaseHits,
       degraded: this.#degradedCount,
+      cleanupDropped: this.#gate.cleanup.dropped,
     };
   }
 

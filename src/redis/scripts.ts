@@ -2,12 +2,17 @@
  * The Lua scripts behind the Redis store. Each runs atomically, reads time from Redis (`TIME`)
  * so every replica shares one clock, and replies with integers only (Lua numbers are
  * truncated on the way out, so each value is already rounded the safe way: waits up,
- * remaining down). Every script takes an optional last argument, `nowUs`, that replaces
- * `TIME` (for deterministic tests); an empty string means "use `TIME`".
+ * remaining down). Every script that reads time takes an optional last argument, `nowUs`,
+ * that replaces `TIME` (for deterministic tests); an empty string means "use `TIME`".
  *
- * Take scripts share one shape: `need` tokens must be available or nothing is granted, and
- * up to `want` (>= need) are granted when they are; `want > need` is how local leases take a
- * small batch in one round trip. A refusal never writes.
+ * Take scripts (quota takes and lease acquires) share one shape: `need` tokens must be
+ * available or nothing is granted, and up to `want` (>= need) are granted when they are;
+ * `want > need` is how local leases take a small batch in one round trip. A refusal never
+ * writes. They also carry a **server-side expiry**, `expiresAtUs` (Redis µs; '' for none),
+ * just before `nowUs`: a call that reaches Redis after it — held by a stalled server, queued
+ * or re-sent by the client after a reconnect — does nothing and replies `{-1, now}`, so a call
+ * the store gave up on never charges. Every reply of a take script ends with Redis's now in
+ * µs, from which the store learns how to write that expiry (see `redis-time.ts`).
  *
  * @module
  */
@@ -18,10 +23,16 @@ export interface RedisScript {
   readonly name: string;
   readonly lua: string;
   readonly sha: string;
+  /**
+   * True for take scripts: they take `expiresAtUs` after their own arguments, reply
+   * `{-1, now}` when Redis's time is past it, and end every reply with Redis's now (µs).
+   */
+  readonly expires: boolean;
 }
 
-function script(name: string, lua: string): RedisScript {
-  return Object.freeze({ name, lua, sha: createHash('sha1').update(lua).digest('hex') });
+function script(name: string, lua: string, expires = false): RedisScript {
+  const sha = createHash('sha1').update(lua).digest('hex');
+  return Object.freeze({ name, lua, sha, expires });
 }
 
 // Microseconds now: the override when given, else Redis's own clock.
@@ -34,11 +45,19 @@ else
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end`;
 
+// Reads `now` (from the argument after the expiry), then stops at once if it is past the
+// expiry: the caller has given up on this call, so it must change nothing.
+const nowUnlessExpired = (expiryArg: number): string => `${nowUs(`ARGV[${expiryArg + 1}]`)}
+local expiresAt = ARGV[${expiryArg}]
+if expiresAt ~= nil and expiresAt ~= '' and now > tonumber(expiresAt) then
+  return {-1, now}
+end`;
+
 /**
  * GCRA (the token bucket with one number of state). KEYS: tat. ARGV: emission interval T in
- * µs (may be fractional), burst B, need, want, [nowUs]. The key holds the theoretical arrival
- * time (TAT, whole µs, rounded up so rounding never admits extra) and expires when the bucket
- * is full again; a missing key is a full bucket.
+ * µs (may be fractional), burst B, need, want, expiresAtUs, [nowUs]. The key holds the
+ * theoretical arrival time (TAT, whole µs, rounded up so rounding never admits extra) and
+ * expires when the bucket is full again; a missing key is a full bucket.
  * Reply: granted, remaining, retryAfterMs (-1 when granted, or never possible), resetAfterMs,
  * server now in µs.
  */
@@ -49,7 +68,7 @@ local T = tonumber(ARGV[1])
 local B = tonumber(ARGV[2])
 local need = tonumber(ARGV[3])
 local want = tonumber(ARGV[4])
-${nowUs('ARGV[5]')}
+${nowUnlessExpired(5)}
 local tau = T * B
 local tat = now
 local stored = redis.call('GET', KEYS[1])
@@ -81,14 +100,15 @@ local reset = math.ceil((newtat - now) / 1000)
 if reset < 0 then reset = 0 end
 return {granted, remaining, retry, reset, now}
 `,
+  true,
 );
 
 /**
  * Fixed window aligned on Redis time: window w = floor(nowMs / W). KEYS: hash {w, c}. ARGV:
- * window W in ms, limit N, need, want, [nowUs]. Exactly N grants per window when demand is
- * there; refusals do not count.
+ * window W in ms, limit N, need, want, expiresAtUs, [nowUs]. Exactly N grants per window when
+ * demand is there; refusals do not count.
  * Reply: granted, remaining, retryAfterMs (-1 when granted, or never possible), resetAfterMs
- * (to the window's end), window index.
+ * (to the window's end), window index, server now in µs.
  */
 export const fixedWindowScript = script(
   'fixed-window',
@@ -97,7 +117,7 @@ local W = tonumber(ARGV[1])
 local N = tonumber(ARGV[2])
 local need = tonumber(ARGV[3])
 local want = tonumber(ARGV[4])
-${nowUs('ARGV[5]')}
+${nowUnlessExpired(5)}
 local nowMs = math.floor(now / 1000)
 local w = math.floor(nowMs / W)
 local c = 0
@@ -118,16 +138,17 @@ if granted > 0 then
 elseif need <= N then
   retry = reset
 end
-return {granted, avail - granted, retry, reset, w}
+return {granted, avail - granted, retry, reset, w, now}
 `,
+  true,
 );
 
 /**
  * Sliding-window counter (the previous window's count weighted by how much of it still
  * overlaps, plus the current count). KEYS: hash {w, c, p}. ARGV: window W in ms, limit N,
- * need, want, [nowUs]. Approximate by design; stores two counts, never a log.
+ * need, want, expiresAtUs, [nowUs]. Approximate by design; stores two counts, never a log.
  * Reply: granted, remaining, retryAfterMs (-1 when granted, or never possible), resetAfterMs
- * (until both windows stop counting), window index.
+ * (until both windows stop counting), window index, server now in µs.
  */
 export const slidingWindowScript = script(
   'sliding-window',
@@ -136,7 +157,7 @@ local W = tonumber(ARGV[1])
 local N = tonumber(ARGV[2])
 local need = tonumber(ARGV[3])
 local want = tonumber(ARGV[4])
-${nowUs('ARGV[5]')}
+${nowUnlessExpired(5)}
 local nowMs = math.floor(now / 1000)
 local w = math.floor(nowMs / W)
 local into = nowMs - w * W
@@ -185,8 +206,9 @@ if cur > 0 then
 elseif prev > 0 then
   reset = W - into
 end
-return {granted, avail - granted, retry, reset, w}
+return {granted, avail - granted, retry, reset, w, now}
 `,
+  true,
 );
 
 // Lease expiry sweep shared by the semaphore scripts (bounded work per call).
@@ -212,12 +234,13 @@ redis.call('PEXPIRE', KEYS[2], keep)`;
 
 /**
  * Weighted lease semaphore: acquire. KEYS: zset (lease -> expiry ms), hash (lease -> weight,
- * `#sum`, `#fence`, `#seq`). ARGV: limit, leaseId, weight, ttlMs, [nowUs]. Expired leases are
- * swept first (at most 100 per call), so a crashed holder's weight comes back after its TTL.
- * The fence is strictly increasing per semaphore, even across the hash expiring or a restart
- * without persistence (it never falls below server ms × 1024), as long as Redis's clock does
- * not step back. Reply: acquired, available after, fence (0 if refused), seq, retry hint ms
- * (until the earliest lease expires; -1 when acquired or the weight exceeds the limit).
+ * `#sum`, `#fence`, `#seq`). ARGV: limit, leaseId, weight, ttlMs, expiresAtUs, [nowUs].
+ * Expired leases are swept first (at most 100 per call), so a crashed holder's weight comes
+ * back after its TTL. The fence is strictly increasing per semaphore, even across the hash
+ * expiring or a restart without persistence (it never falls below server ms × 1024), as long
+ * as Redis's clock does not step back. Reply: acquired, available after, fence (0 if refused), seq, retry hint ms
+ * (until the earliest lease expires; -1 when acquired or the weight exceeds the limit),
+ * server now in µs.
  */
 export const semAcquireScript = script(
   'sem-acquire',
@@ -226,7 +249,7 @@ local limit = tonumber(ARGV[1])
 local id = ARGV[2]
 local weight = tonumber(ARGV[3])
 local ttl = tonumber(ARGV[4])
-${nowUs('ARGV[5]')}
+${nowUnlessExpired(5)}
 local nowMs = math.floor(now / 1000)
 ${sweep}
 if redis.call('ZSCORE', KEYS[1], id) then
@@ -240,7 +263,7 @@ if sum + weight > limit then
     if first[2] then hint = tonumber(first[2]) - nowMs end
     if hint < 1 then hint = 1 end
   end
-  return {0, limit - sum, 0, 0, hint}
+  return {0, limit - sum, 0, 0, hint, now}
 end
 redis.call('ZADD', KEYS[1], nowMs + ttl, id)
 redis.call('HSET', KEYS[2], id, weight)
@@ -251,8 +274,9 @@ if fence < floor then fence = floor end
 redis.call('HSET', KEYS[2], '#fence', string.format('%.0f', fence))
 local seq = redis.call('HINCRBY', KEYS[2], '#seq', 1)
 ${keepAlive}
-return {1, limit - sum - weight, fence, seq, -1}
+return {1, limit - sum - weight, fence, seq, -1, now}
 `,
+  true,
 );
 
 /**

@@ -7,20 +7,14 @@ import { execFile } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   redisConcurrencyLimit,
   redisStore,
   type FailurePolicy,
   type RedisStore,
 } from '../../src/redis/index.js';
-import {
-  connect,
-  mainFlavours,
-  PrivateRedis,
-  redisServerMissing,
-  type TestClient,
-} from './helpers.js';
+import { mainFlavours, privateRedisForSuite, redisServerMissing } from './helpers.js';
 
 const missing = redisServerMissing();
 if (missing !== undefined) console.warn(`skipping Redis fault tests: ${missing}`);
@@ -103,13 +97,11 @@ h.enable(); setTimeout(() => { h.disable(); console.log(h.percentile(99) / 1e6 -
 }
 
 describe.skipIf(missing !== undefined).each(mainFlavours)('faults over %s', (flavour) => {
-  let server: PrivateRedis;
-  let c: TestClient;
-  let admin: TestClient;
+  const r = privateRedisForSuite(flavour);
   const stores: RedisStore[] = [];
   const make = (onError: FailurePolicy, more: Partial<Parameters<typeof redisStore>[0]> = {}) => {
     const s = redisStore({
-      client: c.client,
+      client: r.c.client,
       prefix: 'fault',
       timeoutMs,
       onError,
@@ -119,16 +111,6 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('faults over %s', (fla
     stores.push(s);
     return s;
   };
-
-  beforeAll(async () => {
-    server = await PrivateRedis.start();
-    c = await connect(flavour, server.port);
-    admin = await connect(flavour, server.port);
-  });
-  afterAll(async () => {
-    await Promise.all([c.close(), admin.close()]);
-    await server.stop();
-  });
 
   it('SIGKILL mid-run: each policy answers within the deadline, the loop stays responsive, recovery within 1 s', async () => {
     const policies = ['open', 'closed', 'local'] as const;
@@ -160,10 +142,10 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('faults over %s', (fla
     const running = policies.map((p) => drive(byPolicy[p], windows[p], () => done));
     await sleep(600);
     const killedAt = performance.now() - t0;
-    await server.kill();
+    await r.server.kill();
     await sleep(1_000);
     const restartedAt = performance.now() - t0;
-    await server.startAgain();
+    await r.server.startAgain();
     await sleep(1_200);
     done = true;
     const results = await Promise.all(running);
@@ -227,7 +209,7 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('faults over %s', (fla
     const running = drive(store, window, () => done);
     await sleep(200);
     const pausedAt = performance.now() - t0;
-    await admin.command(['CLIENT', 'PAUSE', '700', 'ALL']);
+    await r.admin.command(['CLIENT', 'PAUSE', '700', 'ALL']);
     await sleep(1_400);
     done = true;
     const ds = await running;
@@ -251,7 +233,7 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('faults over %s', (fla
     const running = drive(store, window, () => done);
     for (let i = 0; i < 5; i++) {
       await sleep(60);
-      await admin.command(['SCRIPT', 'FLUSH']);
+      await r.admin.command(['SCRIPT', 'FLUSH']);
     }
     await sleep(60);
     done = true;
@@ -266,7 +248,7 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('faults over %s', (fla
     const open = redisConcurrencyLimit({ store: make('open'), name, limit: 6 });
     const closed = redisConcurrencyLimit({ store: make('closed'), name, limit: 6 });
     const local = redisConcurrencyLimit({ store: make('local'), name, limit: 6 });
-    await server.kill();
+    await r.server.kill();
     try {
       const o = await open.acquire();
       expect(o.ok).toBe(true);
@@ -290,7 +272,7 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('faults over %s', (fla
       expect((await local.acquire({ weight: 2 })).ok).toBe(true);
       expect(local.active).toBe(1);
     } finally {
-      await server.startAgain();
+      await r.server.startAgain();
     }
   });
 });

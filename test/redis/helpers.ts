@@ -6,6 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, Socket } from 'node:net';
 import { Redis as Ioredis6 } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 import { Redis as Ioredis5 } from 'ioredis5';
 import { createClient as createNodeRedis6 } from 'redis';
 import { createClient as createNodeRedis5 } from 'redis5';
@@ -19,6 +20,35 @@ export interface TestClient {
   readonly client: RedisClientLike;
   command(args: string[]): Promise<unknown>;
   close(): Promise<void>;
+}
+
+/** Calls `fn` once, synchronously, when `c` starts reconnecting (it is not ready then). */
+export function onceReconnecting(c: TestClient, fn: () => void): void {
+  (c.client as unknown as { once(event: string, fn: () => void): void }).once('reconnecting', fn);
+}
+
+/**
+ * Resolves when `check` first returns true, polling every 20 ms (a check that throws, say on
+ * a client still reconnecting, counts as false); throws after `withinMs`.
+ */
+export async function eventually(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  withinMs = 3_000,
+): Promise<void> {
+  const until = performance.now() + withinMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch (error) {
+      last = error;
+    }
+    if (performance.now() > until) {
+      throw new Error(`not within ${withinMs} ms: ${what}`, { cause: last });
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 export type Flavour = 'ioredis6' | 'ioredis5' | 'node-redis6' | 'node-redis5';
@@ -213,4 +243,29 @@ export class PrivateRedis {
     if (p !== undefined && this.#stopped) this.signal('SIGCONT');
     await this.kill();
   }
+}
+
+/** A private server with two clients on it: `c` for the code under test, `admin` for checks. */
+export interface PrivateSetup {
+  readonly server: PrivateRedis;
+  readonly c: TestClient;
+  readonly admin: TestClient;
+}
+
+/**
+ * Starts a private redis-server and connects `c` and `admin` of `flavour` before the
+ * enclosing suite's tests, and stops them all after; read the fields inside tests.
+ */
+export function privateRedisForSuite(flavour: Flavour): PrivateSetup {
+  const setup = {} as { server: PrivateRedis; c: TestClient; admin: TestClient };
+  beforeAll(async () => {
+    setup.server = await PrivateRedis.start();
+    setup.c = await connect(flavour, setup.server.port);
+    setup.admin = await connect(flavour, setup.server.port);
+  });
+  afterAll(async () => {
+    await Promise.all([setup.c?.close(), setup.admin?.close()]);
+    await setup.server?.stop();
+  });
+  return setup;
 }

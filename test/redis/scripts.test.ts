@@ -41,7 +41,7 @@ describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
     // 10 per second (T = 100 ms), burst 5.
     const T = 100_000;
     const gcra = (k: string, need: number, at: number, want = need) =>
-      run(gcraScript, [k], [T, 5, need, want, sec + at]);
+      run(gcraScript, [k], [T, 5, need, want, '', sec + at]);
 
     it('starts full, admits the burst, then refuses with the exact wait', async () => {
       const k = key();
@@ -88,7 +88,7 @@ describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
       let at = 0;
       let admitted = 0;
       for (let i = 0; i < 30; i++) {
-        const r = await run(gcraScript, [k], [1e6 / 3, 1, 1, 1, sec + at]);
+        const r = await run(gcraScript, [k], [1e6 / 3, 1, 1, 1, '', sec + at]);
         if (r[0] === 1) admitted++;
         else at += r[2]! * 1000;
       }
@@ -100,15 +100,15 @@ describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
 
   describe('fixed window', () => {
     const fw = (k: string, need: number, atMs: number, want = need) =>
-      run(fixedWindowScript, [k], [1000, 3, need, want, sec + atMs * 1000]);
+      run(fixedWindowScript, [k], [1000, 3, need, want, '', sec + atMs * 1000]);
 
     it('admits exactly N per aligned window; refusals do not count', async () => {
       const k = key();
-      expect(await fw(k, 1, 100)).toEqual([1, 2, -1, 900, sec / 1e6]);
+      expect(await fw(k, 1, 100)).toEqual([1, 2, -1, 900, sec / 1e6, sec + 100_000]);
       expect((await fw(k, 2, 200)).slice(0, 2)).toEqual([2, 0]);
-      expect(await fw(k, 1, 999)).toEqual([0, 0, 1, 1, sec / 1e6]);
+      expect(await fw(k, 1, 999)).toEqual([0, 0, 1, 1, sec / 1e6, sec + 999_000]);
       expect((await fw(k, 3, 1000)).slice(0, 4)).toEqual([3, 0, -1, 1000]);
-      expect(await fw(key(), 4, 0)).toEqual([0, 3, -1, 1000, sec / 1e6]);
+      expect(await fw(key(), 4, 0)).toEqual([0, 3, -1, 1000, sec / 1e6, sec]);
     });
 
     it('grants a partial batch up to what is left', async () => {
@@ -120,7 +120,7 @@ describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
 
   describe('sliding window', () => {
     const sw = (k: string, need: number, atMs: number) =>
-      run(slidingWindowScript, [k], [1000, 10, need, need, sec + atMs * 1000]);
+      run(slidingWindowScript, [k], [1000, 10, need, need, '', sec + atMs * 1000]);
 
     it('weights the previous window by its overlap', async () => {
       const k = key();
@@ -147,7 +147,7 @@ describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
       return [`${k}:z`, `${k}:h`];
     };
     const acquire = (ks: string[], id: string, weight: number, atMs: number) =>
-      run(semAcquireScript, ks, [3, id, weight, 1000, sec + atMs * 1000]);
+      run(semAcquireScript, ks, [3, id, weight, 1000, '', sec + atMs * 1000]);
 
     it('grants weight up to the limit, with increasing fences', async () => {
       const ks = keys();
@@ -187,6 +187,35 @@ describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
       const ks = keys();
       await acquire(ks, 'a', 1, 0);
       await expect(acquire(ks, 'a', 1, 0)).rejects.toThrow(/SPILLWAY_DUPLICATE_LEASE/);
+    });
+  });
+
+  describe('server-side expiry', () => {
+    // Each take script with its own arguments, the expiry, then the pinned time.
+    const takes: [string, RedisScript, (string | number)[], number][] = [
+      ['gcra', gcraScript, [100_000, 5, 1, 1], 1],
+      ['fixed window', fixedWindowScript, [1000, 3, 1, 1], 1],
+      ['sliding window', slidingWindowScript, [1000, 3, 1, 1], 1],
+      ['sem acquire', semAcquireScript, [3, 'lease', 1, 1000], 2],
+    ];
+
+    it.each(takes)('%s does nothing once Redis time is past the expiry', async (_, s, args, n) => {
+      const ks = Array.from({ length: n }, key);
+      expect(await run(s, ks, [...args, sec - 1, sec])).toEqual([-1, sec]);
+      expect(Number(await c.command(['EXISTS', ...ks]))).toBe(0);
+      // At the expiry itself it still runs, and replies with Redis's now last.
+      const r = await run(s, ks, [...args, sec, sec]);
+      expect(r[0]).toBe(1);
+      expect(r.at(-1)).toBe(sec);
+    });
+
+    it('without an expiry, or on Redis TIME, a take runs and says what time it is', async () => {
+      const k = key();
+      const r = await run(gcraScript, [k], [100_000, 5, 1, 1, '']);
+      expect(r[0]).toBe(1);
+      expect(Math.abs(r.at(-1)! / 1000 - Date.now())).toBeLessThan(60_000);
+      const late = await run(gcraScript, [k], [100_000, 5, 1, 1, r.at(-1)! - 1]);
+      expect(late).toEqual([-1, expect.any(Number)]);
     });
   });
 });
