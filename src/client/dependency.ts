@@ -50,7 +50,7 @@ import {
   type RetryBudget,
   type RetryBudgetOptions,
 } from '../index.js';
-import { defaultHeaderNames, type HeaderNames } from '../http/index.js';
+import { headerNamesOf, type HeaderNames } from '../http/index.js';
 import {
   ownedAdaptiveThrottle,
   type OwnedAdaptiveThrottle,
@@ -1111,21 +1111,4 @@ function withClock(options: unknown, clock: Clock): unknown {
   if (typeof options !== 'object' || options === null) return options;
   const o = options as { policy?: unknown; clock?: unknown };
   return o.policy === 'ratio' && o.clock === undefined ? { ...o, clock } : options;
-}
-
-function headerNamesOf(names: Partial<HeaderNames> | undefined): HeaderNames {
-  if (names === undefined) return defaultHeaderNames;
-  if (typeof names !== 'object' || names === null) {
-    throw new SpillwayConfigError('headerNames', 'an object of field names', names);
-  }
-  const out: Record<keyof HeaderNames, string> = { ...defaultHeaderNames };
-  for (const key of Object.keys(defaultHeaderNames) as (keyof HeaderNames)[]) {
-    const value = names[key];
-    if (value === undefined) continue;
-    if (typeof value !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value)) {
-      throw new SpillwayConfigError(`headerNames.${key}`, 'an HTTP field name', value);
-    }
-    out[key] = value.toLowerCase();
-  }
-  return Object.freeze(out);
 }
