@@ -4,7 +4,9 @@
  * (`onRoute`) so its permit is held until the handler's promise settles; per-route settings
  * come from `config.spillway` (`false` exempts a route); `fastify.spillway` is the guard and
  * `request.spillway` the admitted request's context. Fastify is a type-only import and an
- * optional peer dependency. Register the plugin before the routes it should guard.
+ * optional peer dependency. Register the plugin before the routes it should guard. A failure
+ * inside admission itself (a `key` function that throws) is answered 500 by the guard, on the
+ * raw response, exactly as node:http and Express answer it.
  *
  * @module
  */
@@ -111,19 +113,18 @@ const plugin: FastifyPluginCallback<AdmissionOptions> = (
     ) {
       const context = request.spillway as Admitted | null;
       started.add(request);
-      let outcome: 'ok' | 'dropped' | 'ignored' = 'ok';
+      let failure: { error: unknown } | undefined;
       try {
         const value: unknown = await original.call(this, request, reply);
         return value;
       } catch (error) {
+        failure = { error };
         const refusal = refusalFromError(error);
-        outcome = refusal === undefined ? 'ignored' : 'dropped';
         if (refusal === undefined || reply.sent) throw error;
         sendRefusal(reply, refusalResponse(refusal, guard.headerNames), false);
         return reply;
       } finally {
-        if (outcome === 'ok' && context?.signal.aborted === true) outcome = 'dropped';
-        context?.finish(outcome);
+        context?.settle(failure);
       }
     };
   });
@@ -143,7 +144,8 @@ const plugin: FastifyPluginCallback<AdmissionOptions> = (
       } else if (result.response !== undefined) {
         sendRefusal(reply, result.response, result.closeConnection);
       } else {
-        reply.hijack(); // the client went away while waiting: nothing to send
+        // The client went away while waiting, or the guard answered a failure: nothing to send.
+        reply.hijack();
       }
     };
     const result = guard.admit(request.raw, reply.raw, marked);
@@ -155,10 +157,11 @@ const plugin: FastifyPluginCallback<AdmissionOptions> = (
   });
 
   // An admitted request answered before its handler ran (a validation error, a hook's reply)
-  // or abandoned by its client is finished here; one whose handler ran is finished only when
-  // the handler settles, even if it replied early and kept working.
+  // or abandoned by its client is finished here, with no sample for an adaptive limit (its
+  // handler's work never ran); one whose handler ran is finished only when the handler
+  // settles, even if it replied early and kept working.
   const finishUnstarted = (request: FastifyRequest): void => {
-    if (!started.has(request)) (request.spillway as Admitted | null)?.finish();
+    if (!started.has(request)) (request.spillway as Admitted | null)?.finish('ignored');
   };
   fastify.addHook('onResponse', (request: FastifyRequest, _reply: FastifyReply, next) => {
     finishUnstarted(request);

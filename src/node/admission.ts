@@ -17,12 +17,12 @@ import {
   type Clock,
   type PenaltyBox,
   type PenaltyBoxOptions,
-  type PermitOutcome,
+  type Permit,
   type RateDecision,
   SpillwayConfigError,
 } from '../index.js';
 import {
-  defaultHeaderNames,
+  headerNamesOf,
   parseAttempt,
   parseCriticality,
   parseDeadlineMs,
@@ -38,8 +38,9 @@ import {
   type EventLoopMonitor,
   type EventLoopMonitorOptions,
 } from './event-loop-monitor.js';
-import { Admitted, type ContextInit, type RequestContext } from './request-context.js';
+import { Admitted, clientGone, type ContextInit, type RequestContext } from './request-context.js';
 import { requestFields } from './request-fields.js';
+import { logFailure, writeFailure } from './write-failure.js';
 import { writeRefusal } from './write-refusal.js';
 import {
   RouteTable,
@@ -53,10 +54,14 @@ import {
 export interface AdmissionOptions extends RouteSettings {
   /**
    * The client key for quotas and penalties. Default: the socket's remote address (or a
-   * forwarded one, under `trustProxy`). Return undefined to fall back to the default.
+   * forwarded one, under `trustProxy`). Return undefined to fall back to the default. If it
+   * throws, the request is answered 500 and `onError` is told.
    */
   readonly key?: (req: IncomingMessage) => string | undefined;
-  /** Whether to believe `X-Forwarded-For` for the default key. @default false */
+  /**
+   * Whether to believe `X-Forwarded-For` for the default key: a number of trusted proxies in
+   * front of this server, `true` for one (see `clientAddress`). @default false
+   */
   readonly trustProxy?: TrustProxy;
   /** Paths that are never counted or limited. @default ['/healthz', '/readyz', '/livez'] */
   readonly exempt?: readonly string[];
@@ -64,7 +69,10 @@ export interface AdmissionOptions extends RouteSettings {
   readonly routes?: readonly RouteOptions[];
   /** Escalation for clients that ignore 429s; `false` to turn off. @default {} (on, defaults) */
   readonly penaltyBox?: PenaltyBoxOptions | false;
-  /** Header names, if not the defaults. */
+  /**
+   * Header names, if not the defaults: HTTP field names in any letter case, checked at
+   * construction (see `headerNamesOf`).
+   */
   readonly headerNames?: Partial<HeaderNames>;
   /**
    * Signal for capacity refusals: `later` (retry here after Retry-After; the default for a
@@ -77,7 +85,10 @@ export interface AdmissionOptions extends RouteSettings {
    * guard then does not close). @default false
    */
   readonly eventLoop?: boolean | EventLoopMonitorOptions | EventLoopMonitor;
-  /** Handler failures that are not overload (answered with 500). @default logs to stderr */
+  /**
+   * Failures that are not overload, answered with 500: a handler's, or admission's own (a `key`
+   * or route `match` function that threw). @default logs to stderr
+   */
   readonly onError?: (error: unknown, req: IncomingMessage) => void;
   /** Where time comes from. @default systemClock */
   readonly clock?: Clock;
@@ -103,7 +114,10 @@ export type AdmitResult =
       readonly response: RefusalResponse;
       readonly closeConnection: boolean;
     }
-  /** The client went away while waiting; nothing to write. */
+  /**
+   * Nothing (more) to write: the client went away while waiting, or admission itself failed
+   * and the guard has already answered 500 through {@link Admission.fail}.
+   */
   | {
       readonly admitted: false;
       readonly refusal: undefined;
@@ -113,7 +127,10 @@ export type AdmitResult =
 
 /** The guard. */
 export interface Admission {
-  /** Decides for one request. Adapters use this; node:http users want {@link Admission.handle}. */
+  /**
+   * Decides for one request. Adapters use this; node:http users want {@link Admission.handle}.
+   * Never throws or rejects: a failure inside it is answered with a 500 (see the result).
+   */
   admit(
     req: IncomingMessage,
     res: ServerResponse,
@@ -123,7 +140,10 @@ export interface Admission {
   handle(handler: AdmittedHandler): (req: IncomingMessage, res: ServerResponse) => void;
   /** Runs an admitted request's handler and finishes it, answering a failure (see propagation). */
   run(handler: AdmittedHandler, context: Admitted): Promise<void>;
-  /** Answers a failed request: its overload signal if the error carries one, else a 500. */
+  /**
+   * Answers a failed request: its overload signal if the error carries one, else a 500 (and
+   * `onError` is told). Never throws.
+   */
   fail(error: unknown, req: IncomingMessage, res: ServerResponse): void;
   /** Adds a route at run time (framework adapters register theirs); returns its name. */
   addRoute(options: RouteOptions): string;
@@ -183,7 +203,7 @@ class Guard implements Admission {
   constructor(o: AdmissionOptions) {
     this.#o = o;
     this.#clock = o.clock ?? systemClock;
-    this.headerNames = { ...defaultHeaderNames, ...o.headerNames };
+    this.headerNames = headerNamesOf(o.headerNames);
     const exempt = o.exempt ?? ['/healthz', '/readyz', '/livez'];
     if (!Array.isArray(exempt) || exempt.some((p) => typeof p !== 'string')) {
       throw new SpillwayConfigError('exempt', 'an array of paths', exempt);
@@ -203,13 +223,14 @@ class Guard implements Admission {
     this.#capacitySignal = signal;
     this.#box =
       o.penaltyBox === false ? undefined : penaltyBox({ clock: this.#clock, ...o.penaltyBox });
-    this.#onError =
-      o.onError ??
-      ((error, req) => {
-        process.stderr.write(
-          `spillway: handler for ${req.method} ${req.url} failed: ${String(error)}\n`,
-        );
-      });
+    if (o.onError !== undefined && typeof o.onError !== 'function') {
+      throw new SpillwayConfigError(
+        'onError',
+        'a function of the error and the request',
+        o.onError,
+      );
+    }
+    this.#onError = o.onError ?? logFailure;
     const loop = o.eventLoop ?? false;
     if (loop === false) {
       this.eventLoop = undefined;
@@ -267,27 +288,21 @@ class Guard implements Admission {
       throw new SpillwayConfigError('handler', 'a function', handler);
     return (req, res) => {
       const result = this.admit(req, res);
-      if ('then' in result) {
-        result.then(
-          (r) => this.#dispatch(handler, { req, res }, r),
-          (error: unknown) => this.fail(error, req, res),
-        );
-      } else {
-        this.#dispatch(handler, { req, res }, result);
-      }
+      // `admit` never rejects, and `#dispatch` answers its own failures.
+      if ('then' in result) void result.then((r) => this.#dispatch(handler, { req, res }, r));
+      else this.#dispatch(handler, { req, res }, result);
     };
   }
 
   async run(handler: AdmittedHandler, context: Admitted): Promise<void> {
-    let outcome: PermitOutcome = 'ok';
+    let failure: { error: unknown } | undefined;
     try {
       await handler(context.req, context.res, context);
     } catch (error) {
-      outcome = outcomeOf(error);
+      failure = { error };
       this.fail(error, context.req, context.res);
     } finally {
-      if (outcome === 'ok' && context.signal.aborted) outcome = 'dropped';
-      context.finish(outcome);
+      context.settle(failure);
     }
   }
 
@@ -295,6 +310,28 @@ class Guard implements Admission {
     req: IncomingMessage,
     res: ServerResponse,
     routeName?: string,
+  ): AdmitResult | Promise<AdmitResult> {
+    // User code runs in here (a key or match function, a store, a monitor): whatever it throws
+    // is answered with a 500 here, never thrown out of a request listener.
+    try {
+      const result = this.#decide(req, res, routeName);
+      return 'then' in result
+        ? result.then(undefined, (e: unknown) => this.#failed(e, req, res))
+        : result;
+    } catch (error) {
+      return this.#failed(error, req, res);
+    }
+  }
+
+  #failed(error: unknown, req: IncomingMessage, res: ServerResponse): AdmitResult {
+    this.fail(error, req, res);
+    return gone;
+  }
+
+  #decide(
+    req: IncomingMessage,
+    res: ServerResponse,
+    routeName: string | undefined,
   ): AdmitResult | Promise<AdmitResult> {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -346,7 +383,8 @@ class Guard implements Admission {
     if (quota !== undefined) {
       const decision = quota.tryTake(this.#keyFor(p));
       if ('then' in decision) {
-        // The deadline counts from arrival, not from when a remote store answered.
+        // The deadline counts from arrival, not from when a remote store answered (and a set
+        // `arrivedAt` tells the next step the client may have left in the meantime).
         p.arrivedAt = this.#clock.now();
         return Promise.resolve(decision).then((d) => this.#afterQuota(d, p));
       }
@@ -383,6 +421,8 @@ class Guard implements Admission {
 
   #acquire(p: Pending): AdmitResult | Promise<AdmitResult> {
     const { route, rank, res } = p;
+    // After an asynchronous step its `close` has come and gone: no slot, no line for it.
+    if (p.arrivedAt !== undefined && clientGone(res)) return gone;
     const criticality = criticalities[rank]!;
     const loop = this.eventLoop;
     if (loop !== undefined && loop.shouldShed(criticality, this.#inflight)) {
@@ -391,7 +431,7 @@ class Guard implements Admission {
     const limiter = route.limiter;
     if (limiter === undefined) return this.#admitted(new Admitted(this.#init(p)).start(undefined));
     const now = limiter.tryAcquire();
-    if (now.ok) return this.#admitted(new Admitted(this.#init(p)).start(now.permit));
+    if (now.ok) return this.#start(p, now.permit);
     if (route.maxQueue === 0) {
       return this.#refuse(
         { reason: 'capacity', signal: this.#capacitySignal, retryAfterMs: now.retryAfterMs },
@@ -422,8 +462,8 @@ class Guard implements Admission {
       .then((r): AdmitResult => {
         res.removeListener('close', onClose);
         if (r.ok) {
-          if (controller.signal.aborted) {
-            r.permit.release();
+          if (controller.signal.aborted || clientGone(res)) {
+            r.permit.release('ignored');
             return gone;
           }
           return this.#admitted(new Admitted(init, controller).start(r.permit));
@@ -444,14 +484,29 @@ class Guard implements Admission {
       });
   }
 
+  /** Starts a context on a permit just taken, giving the permit back if that fails. */
+  #start(p: Pending, permit: Permit): AdmitResult {
+    let init: ContextInit;
+    try {
+      // Built after the permit, so a capacity refusal never pays for the key or the clock.
+      init = this.#init(p);
+    } catch (error) {
+      permit.release('ignored');
+      throw error;
+    }
+    return this.#admitted(new Admitted(init).start(permit));
+  }
+
   /** What an admitted (or waiting) request's context starts from. */
   #init(p: Pending): ContextInit {
     const now = p.arrivedAt ?? this.#clock.now();
     const route = p.route;
     const asked = p.askedMs;
+    const routeExpiresAt = now + route.deadlineMs;
     return {
       clock: this.#clock,
-      expiresAt: now + (asked !== undefined && asked < route.deadlineMs ? asked : route.deadlineMs),
+      expiresAt: asked !== undefined && asked < route.deadlineMs ? now + asked : routeExpiresAt,
+      routeExpiresAt,
       criticality: criticalities[p.rank]!,
       attempt: p.attempt,
       key: this.#keyFor(p),
@@ -511,29 +566,32 @@ class Guard implements Admission {
       void this.run(handler, result.context);
       return;
     }
-    if (result.response !== undefined) writeRefusal(res, result.response, result.closeConnection);
+    if (result.response === undefined) return;
+    try {
+      writeRefusal(res, result.response, result.closeConnection);
+    } catch (error) {
+      this.fail(error, req, res);
+    }
   }
 
   fail(error: unknown, req: IncomingMessage, res: ServerResponse): void {
     const refusal = refusalFromError(error);
-    if (refusal === undefined) this.#onError(error, req);
-    if (res.headersSent || res.destroyed) {
-      if (!res.writableEnded) res.destroy();
+    if (refusal === undefined) {
+      try {
+        this.#onError(error, req);
+      } catch (thrown) {
+        logFailure(thrown, req);
+      }
+    }
+    if (refusal === undefined || res.headersSent || res.destroyed) {
+      writeFailure(res);
       return;
     }
-    if (refusal !== undefined) {
+    try {
       writeRefusal(res, refusalResponse(refusal, this.headerNames), false);
-      return;
+    } catch {
+      writeFailure(res);
     }
-    const body =
-      '{"type":"about:blank","title":"Internal Server Error","status":500,"detail":"The handler failed."}';
-    res.writeHead(500, [
-      'content-type',
-      'application/problem+json',
-      'content-length',
-      String(body.length),
-    ]);
-    res.end(body);
   }
 }
 
@@ -562,11 +620,6 @@ const gone: AdmitResult = Object.freeze({
   response: undefined,
   closeConnection: false,
 });
-
-/** How a failed handler's work ended, for adaptive limits: overload and deadlines are drops. */
-function outcomeOf(error: unknown): PermitOutcome {
-  return refusalFromError(error) === undefined ? 'ignored' : 'dropped';
-}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (

@@ -15,7 +15,12 @@ export {
 } from './admission.js';
 export { writeRefusal } from './write-refusal.js';
 export { clientAddress, type TrustProxy } from './client-address.js';
-export { Admitted, ClientDisconnectedError, type RequestContext } from './request-context.js';
+export {
+  Admitted,
+  ClientDisconnectedError,
+  type AbortCause,
+  type RequestContext,
+} from './request-context.js';
 export type { CriticalityPolicy, QuotaOptions, RouteOptions, RouteSettings } from './route.js';
 export {
   eventLoopMonitor,

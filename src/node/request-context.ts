@@ -4,9 +4,15 @@
  * (to pass on to dependencies); and the criticality, attempt and client key Spillway decided
  * on. The permit is held until {@link Admitted.finish} — when the handler's work has settled.
  *
+ * The context also knows which of the three stopped the work, because only one of them says
+ * anything about this server's capacity: the route's own maximum passing is a drop for an
+ * adaptive limit; a shorter deadline the client asked for, or the client leaving, is the
+ * client's choice and counts for nothing (else one client could shrink a limit all share).
+ *
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { refusalFromError } from '../http/index.js';
 import {
   DeadlineExceededError,
   type Clock,
@@ -44,10 +50,19 @@ export class ClientDisconnectedError extends Error {
   }
 }
 
+/**
+ * What aborted an admitted request's signal: the route's own maximum (`deadlineMs`), a shorter
+ * deadline the client asked for (`Spillway-Deadline`), or the client going away.
+ */
+export type AbortCause = 'route-deadline' | 'client-deadline' | 'disconnect';
+
 /** Fields needed to start a context. */
 export interface ContextInit {
   readonly clock: Clock;
+  /** The deadline in force: the client's, if it asked for less than the route's maximum. */
   readonly expiresAt: number;
+  /** The route's own maximum (`deadlineMs` after arrival), on `clock`. @default expiresAt */
+  readonly routeExpiresAt?: number;
   readonly criticality: Criticality;
   readonly attempt: number;
   readonly key: string;
@@ -63,6 +78,8 @@ export interface ContextInit {
 /** A live admitted request: the context, plus the lifecycle the adapters drive. */
 export class Admitted implements RequestContext {
   readonly expiresAt: number;
+  /** The route's own maximum on `clock`; `expiresAt` is earlier when the client asked for less. */
+  readonly routeExpiresAt: number;
   readonly criticality: Criticality;
   readonly attempt: number;
   readonly key: string;
@@ -78,10 +95,12 @@ export class Admitted implements RequestContext {
   #permit: Permit | undefined;
   #timer: TimerHandle | undefined;
   #finished = false;
+  #cause: AbortCause | undefined;
 
   constructor(init: ContextInit, controller?: AbortController) {
     this.clock = init.clock;
     this.expiresAt = init.expiresAt;
+    this.routeExpiresAt = init.routeExpiresAt ?? init.expiresAt;
     this.criticality = init.criticality;
     this.attempt = init.attempt;
     this.key = init.key;
@@ -108,18 +127,63 @@ export class Admitted implements RequestContext {
     return left > 0 ? left : 0;
   };
 
-  /** Arms the deadline timer and the disconnect listener; the permit is held from now on. */
+  /**
+   * Arms the deadline timer and the disconnect listener; the permit is held from now on. A
+   * client that left before this (during an asynchronous quota decision, say) has no `close`
+   * event still to come: its signal aborts at once.
+   */
   start(permit: Permit | undefined): this {
     this.#permit = permit;
     const left = this.expiresAt - this.clock.now();
     this.#timer = this.clock.setTimer(left > 0 ? left : 0, () => this.#expire());
-    this.#res.once('close', this.#onClose);
+    if (clientGone(this.#res)) this.#onClose();
+    else this.#res.once('close', this.#onClose);
     return this;
+  }
+
+  /** What aborted the signal, or undefined while it has not aborted. */
+  get abortCause(): AbortCause | undefined {
+    return this.#cause;
+  }
+
+  /**
+   * Finishes once the handler's work has settled, telling an adaptive limit what that says
+   * about this server: `failure` holds what the work threw, if it threw. See
+   * {@link Admitted.outcomeOf}.
+   */
+  settle(failure?: { readonly error: unknown }): void {
+    this.finish(this.outcomeOf(failure));
+  }
+
+  /**
+   * How the work ended, for an adaptive limit. Only what this server's load explains counts:
+   * - the route's own maximum passed → `dropped`;
+   * - the client's shorter deadline passed, or the client left → `ignored`, whatever the work
+   *   did then (a dependency refusing for want of the time the client allowed included);
+   * - otherwise: settled → `ok`; failed with an overload or deadline signal from downstream
+   *   (`refusalFromError`) → `dropped`, unless it was a deadline the client chose; any other
+   *   failure (a bug, bad input) → `ignored`.
+   */
+  outcomeOf(failure?: { readonly error: unknown }): PermitOutcome {
+    const cause = this.#cause;
+    if (cause !== undefined) return cause === 'route-deadline' ? 'dropped' : 'ignored';
+    if (failure === undefined) return 'ok';
+    const refusal = refusalFromError(failure.error);
+    if (refusal === undefined) return 'ignored';
+    if (
+      this.expiresAt < this.routeExpiresAt &&
+      (refusal.reason === 'deadline' || this.clock.now() >= this.expiresAt)
+    ) {
+      // A dependency's timer on the client's deadline can fire before ours does.
+      return 'ignored';
+    }
+    return 'dropped';
   }
 
   /**
    * Releases the permit and detaches; idempotent. Call when the handler's work has settled;
-   * `outcome` tells an adaptive limit how it ended (`dropped` for overload or deadline).
+   * `outcome` tells an adaptive limit how it ended (`dropped` for overload or the route's own
+   * deadline; {@link Admitted.settle} works it out).
    */
   finish(outcome: PermitOutcome = 'ok'): void {
     if (this.#finished) return;
@@ -141,11 +205,20 @@ export class Admitted implements RequestContext {
   }
 
   readonly #onClose = (): void => {
-    if (!this.#res.writableFinished) this.#controller.abort(new ClientDisconnectedError());
+    if (this.#res.writableFinished || this.#controller.signal.aborted) return;
+    this.#cause = 'disconnect';
+    this.#controller.abort(new ClientDisconnectedError());
   };
 
   #expire(): void {
     this.#timer = undefined;
+    if (this.#controller.signal.aborted) return;
+    this.#cause = this.expiresAt < this.routeExpiresAt ? 'client-deadline' : 'route-deadline';
     this.#controller.abort(new DeadlineExceededError());
   }
+}
+
+/** Whether the client of `res` has gone before the response was complete. */
+export function clientGone(res: ServerResponse): boolean {
+  return !res.writableFinished && (res.destroyed || res.closed || res.socket?.destroyed === true);
 }

@@ -1,0 +1,85 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { DeadlineExceededError, DependencyOverloadedError, type PermitOutcome } from '../index.js';
+import { createVirtualClock } from '../testing/index.js';
+import { Admitted, ClientDisconnectedError } from './request-context.js';
+
+/** A context on a response to nobody: the route allows 100 ms; the client asked for `askedMs`. */
+function admitted(askedMs?: number) {
+  const clock = createVirtualClock();
+  const req = new IncomingMessage(new Socket());
+  const res = new ServerResponse(req);
+  const outcomes: PermitOutcome[] = [];
+  const context = new Admitted({
+    clock,
+    expiresAt: askedMs ?? 100,
+    routeExpiresAt: 100,
+    criticality: 'critical',
+    attempt: 1,
+    key: 'k',
+    route: 'r',
+    req,
+    res,
+    startedAt: 0,
+    onFinish: (_c, outcome) => void outcomes.push(outcome),
+  });
+  return { clock, res, context, outcomes };
+}
+
+const fail = (error: unknown) => ({ error });
+
+describe('Admitted: what an ended request tells an adaptive limit', () => {
+  it('the route’s own maximum passing is a drop', async () => {
+    const { clock, context } = admitted();
+    context.start(undefined);
+    await clock.advance(100);
+    expect(context.abortCause).toBe('route-deadline');
+    expect(context.outcomeOf()).toBe('dropped');
+    expect(context.outcomeOf(fail(new DeadlineExceededError()))).toBe('dropped');
+  });
+
+  it('a shorter deadline the client asked for is not, whatever the work did then', async () => {
+    const { clock, context } = admitted(5);
+    context.start(undefined);
+    await clock.advance(5);
+    expect(context.abortCause).toBe('client-deadline');
+    expect(context.signal.reason).toBeInstanceOf(DeadlineExceededError);
+    expect(context.outcomeOf()).toBe('ignored');
+    expect(context.outcomeOf(fail(new DeadlineExceededError()))).toBe('ignored');
+    expect(context.outcomeOf(fail(new DependencyOverloadedError('x', { signal: 'later' })))).toBe(
+      'ignored',
+    );
+  });
+
+  it('a dependency refusing for want of the client’s time is not; for want of the route’s, it is', () => {
+    const short = admitted(5).context.start(undefined);
+    expect(short.outcomeOf(fail(new DeadlineExceededError()))).toBe('ignored');
+    // Overload downstream within the client's time still counts.
+    const overloaded = new DependencyOverloadedError('busy', { signal: 'later' });
+    expect(short.outcomeOf(fail(overloaded))).toBe('dropped');
+    const full = admitted().context.start(undefined);
+    expect(full.outcomeOf(fail(new DeadlineExceededError()))).toBe('dropped');
+    expect(full.outcomeOf(fail(new Error('a bug')))).toBe('ignored');
+    expect(full.outcomeOf()).toBe('ok');
+  });
+
+  it('a disconnect is not, and settle() reports what outcomeOf says', () => {
+    const { res, context, outcomes } = admitted();
+    context.start(undefined);
+    res.emit('close');
+    expect(context.abortCause).toBe('disconnect');
+    expect(context.signal.reason).toBeInstanceOf(ClientDisconnectedError);
+    context.settle(fail(new DependencyOverloadedError('busy', { signal: 'later' })));
+    context.settle();
+    expect(outcomes).toEqual(['ignored']);
+  });
+
+  it('a client gone before the context starts aborts its signal at once', () => {
+    const { res, context } = admitted();
+    res.destroy();
+    context.start(undefined);
+    expect(context.signal.aborted).toBe(true);
+    expect(context.abortCause).toBe('disconnect');
+  });
+});
