@@ -6,10 +6,13 @@
  * - `guard.route(handler)` wraps a route handler: its permit is held until the handler's promise
  *   settles — the exact contract. Prefer it for anything that calls a dependency.
  * - `app.use(guard)` guards every following route: Express cannot tell the middleware when the
- *   work downstream has settled, so the permit is held until the response ends (or the client
- *   goes away). Pass `req.spillway.signal` down so the work stops with it.
+ *   work downstream has settled, so the permit is held until the response ends; if the client
+ *   leaves first, until the handler ends the response or the route's own deadline passes
+ *   (`hold-until-response-ends.ts`). Pass `req.spillway.signal` down so the work stops with it,
+ *   and end the response when it has.
  *
  * `guard.errorHandler()` answers a dependency's overload with the right signal instead of 500.
+ * A failure inside admission itself (a `key` function that throws) is answered 500 by the guard.
  *
  * @module
  */
@@ -25,6 +28,7 @@ import {
   type RouteSettings,
 } from '../node/index.js';
 import { refusalFromError, refusalResponse } from '../http/index.js';
+import { holdUntilResponseEnds } from './hold-until-response-ends.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -69,8 +73,13 @@ export function spillway(options: AdmissionOptions = {}): ExpressGuard {
     const { req, res, next } = exchange;
     const decide = (result: AdmitResult): void => {
       if (result.admitted) proceed(result.context);
-      else if (result.response !== undefined)
-        writeRefusal(res, result.response, result.closeConnection);
+      else if (result.response !== undefined) {
+        try {
+          writeRefusal(res, result.response, result.closeConnection);
+        } catch (error) {
+          guard.fail(error, req, res);
+        }
+      }
     };
     const result = guard.admit(req, res, exchange.route);
     if ('then' in result) result.then(decide, next);
@@ -81,7 +90,7 @@ export function spillway(options: AdmissionOptions = {}): ExpressGuard {
     admit({ req, res, next }, (context) => {
       if (context !== undefined) {
         req.spillway = context;
-        res.once('close', () => context.finish());
+        holdUntilResponseEnds(context, res);
       }
       next();
     });
@@ -103,9 +112,9 @@ export function spillway(options: AdmissionOptions = {}): ExpressGuard {
         Promise.resolve()
           .then(() => handler(req, res, context))
           .then(
-            () => context.finish(context.signal.aborted ? 'dropped' : 'ok'),
+            () => context.settle(),
             (error: unknown) => {
-              context.finish(refusalFromError(error) === undefined ? 'ignored' : 'dropped');
+              context.settle({ error });
               answerError(error, res, next);
             },
           );
