@@ -1,0 +1,173 @@
+/**
+ * A call and its attempts, as records the client fills in as they go, and the verdict an
+ * attempt ends with: what its ending says about the dependency, and so what it tells the
+ * parts every caller shares.
+ *
+ * @module
+ */
+import {
+  classifyError,
+  DeadlineExceededError,
+  DependencyTimeoutError,
+  isLocalRefusal,
+  systemClock,
+  type BreakerCall,
+  type Criticality,
+  type Permit,
+  type PermitOutcome,
+} from '../index.js';
+import { AttemptScope } from './attempt-scope.js';
+import { propagationHeaders } from './propagation.js';
+import type { Settings } from './settings.js';
+import type { Work } from './work.js';
+
+/** One call: its work and its settled options. */
+export interface CallState<T> {
+  readonly work: Work<T>;
+  /** Attempts allowed in all. */
+  readonly maxAttempts: number;
+  readonly expiresAt: number;
+  /** True when a caller signal already aborts at `expiresAt` (a `Deadline`'s): no timer needed. */
+  readonly deadlineSignalled: boolean;
+  /** Every caller signal joined (the options', the init's, the deadline's). */
+  readonly signal: AbortSignal | undefined;
+  /** Removes the listeners joining several caller signals into `signal`, if it took any. */
+  readonly unlink: (() => void) | undefined;
+  readonly criticality: Criticality;
+  /** The criticality's rank (see `criticalityRank`). */
+  readonly rank: number;
+  readonly idempotent: boolean;
+  /** Whether the retry budget has counted the call as a request (at its first outcome). */
+  requested: boolean;
+}
+
+/**
+ * One attempt of a call, and what it holds until it settles. A literal, not a class: made on
+ * every call, and a literal is allocated in place where a constructor may not be inlined.
+ */
+export interface Attempt<T> {
+  readonly call: CallState<T>;
+  /** 1 for the first. */
+  readonly number: number;
+  /** The breaker's ticket; or, let in by this dependency's own closed breaker, its generation. */
+  ticket: BreakerCall | undefined;
+  generation: number;
+  /** The cap's permit; or `slot` when a free slot was taken without one. */
+  permit: Permit | undefined;
+  slot: boolean;
+  scope: AttemptScope;
+  /** The propagation fields it sends, and the ms it has left (set once it may start). */
+  headers: Readonly<Record<string, string>>;
+  remainingMs: number | undefined;
+}
+
+const noHeaders: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The scope of an attempt nothing bounds: no signal, no timer, nothing to dispose. */
+export const unboundedScope = new AttemptScope({
+  clock: systemClock,
+  callerSignal: undefined,
+  timerMs: Infinity,
+  reason: () => undefined,
+});
+
+/** A call's attempt `number`, before it has taken anything. */
+export function newAttempt<T>(call: CallState<T>, number: number): Attempt<T> {
+  return {
+    call,
+    number,
+    ticket: undefined,
+    generation: -1,
+    permit: undefined,
+    slot: false,
+    scope: unboundedScope,
+    headers: noHeaders,
+    remainingMs: undefined,
+  };
+}
+
+/**
+ * How an attempt ended, as far as the protections the dependency shares are concerned:
+ * - `ok`: it answered, with an answer that is not a failure;
+ * - `bad-answer`: it answered with a failure (a 5xx that is not a refusal);
+ * - `error`: `call`'s work rejected with an ordinary error (the dependency answered, badly);
+ * - `failed`: it refused, outlived the dependency's own `timeoutMs`, or was not reached;
+ * - `local`: refused here before anything was sent (own breaker, cap, throttle, deadline);
+ * - `caller`: it ended for the caller's own reasons — it gave up, its deadline passed, or its
+ *   request was malformed — which say nothing about the dependency. A caller (or a remote
+ *   client whose input the caller forwards) cannot trip the breaker, drain the budget, raise
+ *   the throttle or shrink an adaptive cap for everyone else.
+ *
+ * | verdict | breaker | retry budget | throttle | cap |
+ * |---|---|---|---|---|
+ * | ok | success | success | accept | ok |
+ * | bad-answer | failure | – | accept | dropped |
+ * | error | failure | – | accept | ignored |
+ * | failed | failure | failure | refusal | dropped |
+ * | local, caller | – | – | – | ignored |
+ *
+ * The retry budget counts the call as a request at its first outcome, unless `caller`.
+ */
+export type Verdict = 'ok' | 'bad-answer' | 'error' | 'failed' | 'local' | 'caller';
+
+/** How the cap is told an attempt ended, by verdict (adaptive limits learn from it). */
+export const capOutcomes: Readonly<Record<Verdict, PermitOutcome>> = {
+  ok: 'ok',
+  'bad-answer': 'dropped',
+  error: 'ignored',
+  failed: 'dropped',
+  local: 'ignored',
+  caller: 'ignored',
+};
+
+/**
+ * Gives an attempt about to start its time bound (the deadline's `deadlineMs` left, or
+ * `timeoutMs` if shorter), its abort wiring and its propagation fields.
+ */
+export function armAttempt(attempt: Attempt<unknown>, deadlineMs: number, s: Settings): void {
+  const call = attempt.call;
+  const timeoutFirst = s.timeoutMs < deadlineMs;
+  const remainingMs = timeoutFirst ? s.timeoutMs : deadlineMs === Infinity ? undefined : deadlineMs;
+  // A Deadline's own signal already aborts at expiresAt: a timer is needed only for timeoutMs.
+  const timerMs = timeoutFirst || !call.deadlineSignalled ? (remainingMs ?? Infinity) : Infinity;
+  // Nothing bounds the attempt (no deadline, timeout or caller signal): nothing to wire.
+  attempt.scope =
+    timerMs === Infinity && call.signal === undefined
+      ? unboundedScope
+      : new AttemptScope({
+          clock: s.clock,
+          callerSignal: call.signal,
+          timerMs,
+          reason: () =>
+            timeoutFirst
+              ? new DependencyTimeoutError({
+                  timeoutMs: s.timeoutMs,
+                  dependency: s.name,
+                  attempts: attempt.number,
+                })
+              : new DeadlineExceededError(),
+        });
+  attempt.headers = propagationHeaders({
+    names: s.names,
+    remainingMs,
+    criticality: call.criticality,
+    attempt: attempt.number,
+  });
+  attempt.remainingMs = remainingMs;
+}
+
+/** What a failed attempt's error says about the dependency, and the error to raise. */
+export function judge(attempt: Attempt<unknown>, error: unknown): [unknown, Verdict] {
+  const fired = attempt.scope.fired;
+  if (fired !== undefined) {
+    // Its own `timeoutMs` says the dependency was too slow; the caller's deadline, which the
+    // caller chose (a remote client, even), says nothing about it.
+    return [fired, fired instanceof DependencyTimeoutError ? 'failed' : 'caller'];
+  }
+  const callerSignal = attempt.call.signal;
+  // The caller gave up (its signal, or its deadline's): nothing to say about the dependency.
+  if (callerSignal?.aborted === true) return [callerSignal.reason, 'caller'];
+  if (isLocalRefusal(error)) return [error, 'local'];
+  // An ordinary error (the dependency answered, badly), or an overload signal.
+  return [error, classifyError(error) === undefined ? 'error' : 'failed'];
+}

@@ -1,0 +1,304 @@
+/**
+ * The client a `dependency()` is. Each call runs its attempts through one path, cheapest check
+ * first — the caller's deadline → the breaker → the cap → the throttle → the work — and every
+ * attempt ends in one verdict, recorded in one place, which then frees what it held. Nothing on
+ * a call's way is `async` (an async function settles two microtasks after the promise it awaits,
+ * per layer): a successful attempt costs one `.then` over the work, and the retry loop is
+ * entered only after a failed first attempt. What throws before a call starts still rejects.
+ *
+ * @module
+ */
+import {
+  carryBudget,
+  DeadlineExceededError,
+  isSpillwayError,
+  rejectionError,
+  SpillwayArgumentError,
+  ThrottledError,
+  type AcquireResult,
+  type AdaptiveThrottle,
+  type CircuitBreaker,
+  type ConcurrencyLimit,
+  type RetryBudget,
+} from '../index.js';
+import { retryAfterFailure } from '../core/internal/owned.js';
+import {
+  capOutcomes,
+  newAttempt,
+  armAttempt,
+  judge,
+  type Attempt,
+  type CallState,
+  type Verdict,
+} from './attempt.js';
+import { callStateOf } from './call-state.js';
+import type { Settings } from './settings.js';
+import type { CallOptions, Dependency, DependencyContext } from './types.js';
+import { CallWork, FetchWork, rejection, type Work } from './work.js';
+
+export class Client implements Dependency {
+  readonly name: string;
+  readonly budget: RetryBudget;
+  readonly breaker: CircuitBreaker | undefined;
+  readonly throttle: AdaptiveThrottle | undefined;
+  readonly limiter: ConcurrencyLimit;
+  readonly #s: Settings;
+
+  constructor(settings: Settings) {
+    this.#s = settings;
+    this.name = settings.name;
+    this.budget = settings.budget.withdrawOnly();
+    this.breaker = settings.breaker;
+    this.throttle = settings.throttle;
+    this.limiter = settings.limiter;
+  }
+
+  get active(): number {
+    return this.#s.limiter.active;
+  }
+
+  get queued(): number {
+    return this.#s.limiter.queued;
+  }
+
+  fetch(
+    input: string | URL | Request,
+    init?: RequestInit,
+    options?: CallOptions,
+  ): Promise<Response> {
+    try {
+      return this.#call(new FetchWork(this.#s, input, init), options);
+    } catch (error) {
+      return rejection(error);
+    }
+  }
+
+  call<T>(
+    fn: (context: DependencyContext) => T | PromiseLike<T>,
+    options?: CallOptions,
+  ): Promise<T> {
+    if (typeof fn !== 'function') {
+      return Promise.reject(new SpillwayArgumentError('fn', 'a function', fn));
+    }
+    try {
+      return this.#call(new CallWork(fn), options);
+    } catch (error) {
+      return rejection(error);
+    }
+  }
+
+  #call<T>(work: Work<T>, options: CallOptions | undefined): Promise<T> {
+    const call = callStateOf(work, options, this.#s);
+    const unlink = call.unlink;
+    if (call.signal?.aborted === true) {
+      unlink?.();
+      return rejection(call.signal.reason);
+    }
+    const settled = this.#attempt(call, 1);
+    // Several caller signals were joined by listeners: they go when the call has settled.
+    if (unlink !== undefined) settled.then(unlink, unlink);
+    return settled;
+  }
+
+  /**
+   * One attempt, up to the cap's answer: the caller's deadline → the breaker → a place under
+   * the cap. Never throws: a failure rejects, or hands the first attempt to the retry loop.
+   */
+  #attempt<T>(call: CallState<T>, number: number): Promise<T> {
+    const s = this.#s;
+    const attempt = newAttempt(call, number);
+    let acquired: AcquireResult | Promise<AcquireResult> | undefined;
+    try {
+      const expiresAt = call.expiresAt;
+      if (call.signal?.aborted === true) throw call.signal.reason;
+      // Without a deadline the clock is not read at all.
+      if (expiresAt !== Infinity && expiresAt <= s.clock.now()) throw new DeadlineExceededError();
+      const refused = s.breakerGate?.enter(attempt, s.name);
+      if (refused !== undefined) throw refused;
+      const limiter = s.limiter;
+      // A free slot is taken at once (without a permit object when nothing needs one); only a
+      // wait in line costs a promise.
+      if (limiter.takeSlot()) attempt.slot = true;
+      else if (limiter.queued === 0 && limiter.active < limiter.limit) {
+        acquired = limiter.tryAcquire();
+      } else {
+        acquired = limiter.acquire({
+          signal: call.signal,
+          criticality: call.criticality,
+          deadline: expiresAt,
+        });
+      }
+    } catch (error) {
+      return this.#failed(attempt, error, call.signal?.aborted === true ? 'caller' : 'local');
+    }
+    if (acquired instanceof Promise) return acquired.then((a) => this.#granted(attempt, a));
+    return this.#granted(attempt, acquired);
+  }
+
+  /**
+   * The rest of an attempt once the cap has answered (`undefined`: a slot was taken without a
+   * permit): the deadline again → the throttle → the work. Never throws either.
+   */
+  #granted<T>(attempt: Attempt<T>, acquired: AcquireResult | undefined): Promise<T> {
+    const s = this.#s;
+    const call = attempt.call;
+    if (acquired !== undefined) {
+      if (!acquired.ok) {
+        if (acquired.reason === 'aborted' && call.signal !== undefined) {
+          return this.#failed(attempt, call.signal.reason, 'caller');
+        }
+        const error = rejectionError(acquired.reason, { retryAfterMs: acquired.retryAfterMs });
+        return this.#failed(attempt, error, 'local');
+      }
+      attempt.permit = acquired.permit;
+    }
+    const expiresAt = call.expiresAt;
+    const bounded = expiresAt !== Infinity;
+    const gate = s.throttleGate;
+    // One reading for the deadline's check, what is left of it and a throttle built here.
+    const now = bounded || gate?.readsClock === true ? s.clock.now() : Number.NaN;
+    if (bounded && expiresAt <= now) {
+      // Granted at the very edge of the deadline: too late to send anything.
+      return this.#failed(attempt, new DeadlineExceededError(), 'local');
+    }
+    if (gate !== undefined) {
+      const d = gate.enter(call, now);
+      if (!d.ok) {
+        const error = new ThrottledError({
+          rejectProbability: d.rejectProbability,
+          dependency: s.name,
+        });
+        return this.#failed(attempt, error, 'local');
+      }
+    }
+    armAttempt(attempt, bounded ? expiresAt - now : Infinity, s);
+    let started: T | PromiseLike<T>;
+    try {
+      started = call.work.start(attempt);
+    } catch (error) {
+      // Thrown before the work began (the caller's bad headers, a function that throws at
+      // once): passed on as it is, and nothing was asked of the dependency.
+      return this.#failed(attempt, error, 'caller');
+    }
+    return Promise.resolve(started).then(
+      (value) => this.#answered(attempt, value),
+      (error: unknown) => this.#faulted(attempt, error),
+    );
+  }
+
+  /** An attempt's work answered: reads the answer, records it, and frees what it held. */
+  #answered<T>(attempt: Attempt<T>, value: T): T | Promise<T> {
+    const work = attempt.call.work;
+    let settling: Promise<T> | undefined;
+    try {
+      settling = work.settle?.(value);
+    } catch (error) {
+      // Not an answer at all (a fetch that resolved with something not a Response).
+      return this.#failed(attempt, error, 'caller');
+    }
+    // Settled as it stands: an answer that does not count against the dependency.
+    if (settling === undefined) {
+      this.#end(attempt, 'ok');
+      return value;
+    }
+    return settling.then(
+      (v) => {
+        this.#end(attempt, work.failed?.(v) === true ? 'bad-answer' : 'ok');
+        return v;
+      },
+      (error: unknown) => this.#failed(attempt, error),
+    );
+  }
+
+  /** An attempt's work rejected. */
+  #faulted<T>(attempt: Attempt<T>, error: unknown): Promise<T> {
+    const work = attempt.call.work;
+    // Aborted by its own timer or by the caller: `#judge` reads which from the scope.
+    if (attempt.scope.fired !== undefined || attempt.call.signal?.aborted === true) {
+      return this.#failed(attempt, error);
+    }
+    if (work.callersOwn?.(error) === true) return this.#failed(attempt, error, 'caller');
+    return this.#failed(attempt, work.fault === undefined ? error : work.fault(error));
+  }
+
+  /**
+   * An attempt that failed: records it as `verdict` (or as `#judge` reads the error), frees
+   * what it held, and ends it.
+   */
+  #failed<T>(attempt: Attempt<T>, error: unknown, verdict?: Verdict): Promise<T> {
+    let failure = error;
+    if (verdict === undefined) [failure, verdict] = judge(attempt, error);
+    // A failure of this dependency carries its budget: a retry() around this call that was
+    // given none draws from it, so the layers above cannot multiply the attempts.
+    if (
+      isSpillwayError(failure) &&
+      (failure as { dependency?: unknown }).dependency === this.name
+    ) {
+      carryBudget(failure, this.budget);
+    }
+    this.#end(attempt, verdict);
+    return this.#ended(attempt, failure);
+  }
+
+  /**
+   * Records how an attempt ended with every part it went through — the retry budget, the
+   * breaker, the throttle — and frees what it held, whatever those parts throw (a breaker or
+   * budget passed in is user code). Once per attempt: every path that ends one comes here.
+   */
+  #end(attempt: Attempt<unknown>, verdict: Verdict): void {
+    const s = this.#s;
+    try {
+      const call = attempt.call;
+      if (!call.requested && verdict !== 'caller') {
+        call.requested = true;
+        s.budget.recordRequest();
+      }
+      const breaker = s.breakerGate;
+      if (verdict === 'local' || verdict === 'caller') {
+        breaker?.leave(attempt, 'ignore', Number.NaN);
+        return;
+      }
+      // One reading for the records of the parts built here.
+      const now = s.recordsAtNow ? s.clock.now() : Number.NaN;
+      breaker?.leave(attempt, verdict === 'ok' ? 'success' : 'failure', now);
+      if (verdict === 'ok') s.budget.recordSuccess();
+      else if (verdict === 'failed') s.budget.recordFailure();
+      s.throttleGate?.leave(call, verdict !== 'failed', now);
+    } finally {
+      attempt.scope.dispose();
+      this.#free(attempt, verdict);
+    }
+  }
+
+  /** Frees the attempt's place under the cap, once. */
+  #free(attempt: Attempt<unknown>, verdict: Verdict): void {
+    if (attempt.slot) {
+      attempt.slot = false;
+      this.#s.limiter.releaseSlot(capOutcomes[verdict]);
+    } else {
+      const permit = attempt.permit;
+      attempt.permit = undefined;
+      permit?.release(capOutcomes[verdict]);
+    }
+  }
+
+  /**
+   * A failed attempt's end: after a first attempt, when more are allowed, the loop `retry()`
+   * runs takes over (it decides whether and when to try again); otherwise a rejection.
+   */
+  #ended<T>(attempt: Attempt<T>, error: unknown): Promise<T> {
+    const call = attempt.call;
+    if (attempt.number > 1 || call.maxAttempts <= 1) return rejection(error);
+    const s = this.#s;
+    return retryAfterFailure(({ attempt: n }) => this.#attempt(call, n), error, {
+      maxAttempts: call.maxAttempts,
+      budget: this.budget,
+      backoff: s.backoff,
+      signal: call.signal,
+      idempotent: call.idempotent,
+      deadline: call.expiresAt,
+      dependency: s.name,
+      clock: s.clock,
+    });
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * The public shapes of `spillway/client`: a dependency's options, a call's options, what
+ * `call`'s function receives, and the dependency itself.
+ *
+ * @module
+ */
+import type {
+  AdaptiveThrottle,
+  AdaptiveThrottleOptions,
+  Backoff,
+  BackoffOptions,
+  CircuitBreaker,
+  CircuitBreakerOptions,
+  Clock,
+  ConcurrencyLimit,
+  Criticality,
+  LimitSource,
+  RetryBudget,
+  RetryBudgetOptions,
+} from '../index.js';
+import type { HeaderNames } from '../http/index.js';
+
+/** A function with `fetch`'s shape: the global one, undici's, or any compatible wrapper. */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** Retry settings of a dependency. */
+export interface DependencyRetryOptions {
+  /** Attempts in all, the first included: 1 to 5. @default 3 */
+  readonly maxAttempts?: number;
+  /** A backoff, or options for the full-jitter one. @default backoff() (100 ms base, 1 s cap) */
+  readonly backoff?: Backoff | BackoffOptions;
+}
+
+/** Options of `dependency()`. */
+export interface DependencyOptions {
+  /** The callee's name, carried by every error. Required. */
+  readonly name: string;
+  /**
+   * Most calls in flight at once: a positive integer or an object whose `current` is read on
+   * every decision (adaptive limits). @default 64
+   */
+  readonly limit?: number | LimitSource;
+  /** Most calls waiting for a slot; more are refused at once. @default 64 */
+  readonly maxQueue?: number;
+  /** Longest wait for a slot, in ms (the deadline, if shorter, wins). @default 1_000 */
+  readonly maxQueueWaitMs?: number;
+  /** Retry settings, or `false` for a single attempt. @default { maxAttempts: 3 } */
+  readonly retry?: DependencyRetryOptions | false;
+  /**
+   * The retry budget, or options for this dependency's own one. Pass one budget to several
+   * dependencies to share it (they then share its fate). @default retryBudget() (gRPC A6: 10 tokens, 0.1)
+   */
+  readonly budget?: RetryBudget | RetryBudgetOptions;
+  /**
+   * A circuit breaker, options for one, or `false`.
+   * @default circuitBreaker({ trip: { kind: 'time', windowMs: 30_000, minimumCalls: 20, failureRatio: 0.5 } })
+   */
+  readonly breaker?: CircuitBreaker | CircuitBreakerOptions | false;
+  /** An adaptive throttle, options for one, or `false`. @default adaptiveThrottle() (k = 2, 2 minutes) */
+  readonly throttle?: AdaptiveThrottle | AdaptiveThrottleOptions | false;
+  /** Longest one attempt may take, in ms; it is then aborted. @default undefined (only the deadline) */
+  readonly timeoutMs?: number | undefined;
+  /** The fetch to use. @default globalThis.fetch */
+  readonly fetch?: FetchLike;
+  /** Resolves relative string inputs of `fetch`, e.g. `'http://users.internal:8080'`. */
+  readonly baseUrl?: string | URL | undefined;
+  /** Names of the propagation and signal fields. @default defaultHeaderNames */
+  readonly headerNames?: Partial<HeaderNames>;
+  /** Where time comes from; breaker, throttle and budget built here use it too. @default systemClock */
+  readonly clock?: Clock;
+}
+
+/** A deadline: anything with `expiresAt` on the dependency's clock (a `Deadline` too), or ms from now. */
+export type DeadlineInput =
+  number | { readonly expiresAt: number; readonly signal?: AbortSignal | undefined };
+
+/** Options of one call. */
+export interface CallOptions {
+  /** The caller's signal: aborting cancels the call, its wait and its retries. */
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * Whether the work may safely run twice. `fetch`: by default true for GET, HEAD, OPTIONS,
+   * TRACE, PUT and DELETE. `call`: false by default.
+   */
+  readonly idempotent?: boolean | undefined;
+  /** How important the call is; sent as `Spillway-Criticality`. @default 'critical' */
+  readonly criticality?: Criticality | undefined;
+  /**
+   * When the caller stops caring: an object with `expiresAt` on the dependency's clock (such as
+   * a `Deadline` or the incoming request's), or a number of milliseconds from now. Unlike
+   * `concurrencyLimit`'s `acquire({ deadline })`, a number here is relative.
+   */
+  readonly deadline?: DeadlineInput | undefined;
+}
+
+/** What `call`'s function receives on each attempt. */
+export interface DependencyContext {
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  /** Aborts when the attempt's time is up or the caller gives up: pass it to the request. */
+  readonly signal: AbortSignal;
+  /** The propagation fields to send with this attempt (deadline, criticality, attempt). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly criticality: Criticality;
+  /** Milliseconds this attempt may take, if bounded. */
+  readonly remainingMs: number | undefined;
+}
+
+/** One callee, with the caller's obligations built in. */
+export interface Dependency {
+  readonly name: string;
+  /**
+   * `fetch` with the obligations: resolves with the response for any answer that is not a
+   * refusal (including 4xx and 500s); rejects with a typed Spillway error otherwise.
+   */
+  fetch(
+    input: string | URL | Request,
+    init?: RequestInit,
+    options?: CallOptions,
+  ): Promise<Response>;
+  /** Any call (a database, a gRPC stub…) with the same obligations. */
+  call<T>(
+    fn: (context: DependencyContext) => T | PromiseLike<T>,
+    options?: CallOptions,
+  ): Promise<T>;
+  /**
+   * This dependency's retry budget, withdraw-only: hand it to any `retry()` wrapped around
+   * this dependency's calls, so every retry layer in the process draws from the same tokens
+   * without counting an outcome twice.
+   */
+  readonly budget: RetryBudget;
+  readonly breaker: CircuitBreaker | undefined;
+  readonly throttle: AdaptiveThrottle | undefined;
+  /** The cap on calls in flight. */
+  readonly limiter: ConcurrencyLimit;
+  /** Calls in flight now. */
+  readonly active: number;
+  /** Calls waiting for a slot now. */
+  readonly queued: number;
+}

@@ -1,0 +1,232 @@
+/**
+ * The two kinds of work an attempt can carry: a `fetch` (which sends the propagation fields
+ * and reads the answer's signal) and any function given to `call`. The client runs either the
+ * same way; what differs is how each starts, reads its answer and tells the caller's own
+ * mistakes from the dependency's failures.
+ *
+ * @module
+ */
+import {
+  DependencyOverloadedError,
+  DependencyUnreachableError,
+  isUnsentNetworkError,
+  type Criticality,
+} from '../index.js';
+import type { Attempt } from './attempt.js';
+import type { AttemptScope } from './attempt-scope.js';
+import { mergeHeaders, type HeadersLike } from './propagation.js';
+import { refusalOf } from './response-signal.js';
+import type { Settings } from './settings.js';
+import type { DependencyContext } from './types.js';
+
+const idempotentMethods: ReadonlySet<string> = new Set([
+  'GET',
+  'HEAD',
+  'OPTIONS',
+  'TRACE',
+  'PUT',
+  'DELETE',
+]);
+
+const neverAborted = new AbortController().signal;
+
+/**
+ * One attempt's work. `start` begins it (what it throws is passed on as it is); `settle`, when
+ * given, reads what it resolved with: undefined when that is the answer as it stands and does
+ * not count against the dependency (the common case, settled without another promise), or a
+ * promise of the answer, rejecting with the error to raise instead (a response that is a
+ * refusal); what it throws is not an answer at all, and the caller's doing. `failed` says
+ * whether an answer settled through that promise counts against the dependency (a 500 does).
+ * A rejection of the work that neither timer nor caller caused is the caller's own when
+ * `callersOwn` says so (a malformed request, refused before anything was sent), and is
+ * otherwise turned by `fault` into the error to handle. `idempotent`, `replayable` and
+ * `signal` are the call's defaults.
+ */
+export interface Work<T> {
+  readonly idempotent: boolean;
+  readonly replayable: boolean;
+  readonly signal: AbortSignal | undefined;
+  start(attempt: Attempt<T>): T | PromiseLike<T>;
+  settle?(value: T): Promise<T> | undefined;
+  failed?(value: T): boolean;
+  callersOwn?(error: unknown): boolean;
+  fault?(error: unknown): unknown;
+}
+
+/** What `call`'s function sees; the signal is made only if the function asks for it. */
+class Context implements DependencyContext {
+  readonly attempt: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly criticality: Criticality;
+  readonly remainingMs: number | undefined;
+  readonly #scope: AttemptScope;
+
+  constructor(p: {
+    readonly attempt: number;
+    readonly scope: AttemptScope;
+    readonly headers: Readonly<Record<string, string>>;
+    readonly criticality: Criticality;
+    readonly remainingMs: number | undefined;
+  }) {
+    this.attempt = p.attempt;
+    this.headers = p.headers;
+    this.criticality = p.criticality;
+    this.remainingMs = p.remainingMs;
+    this.#scope = p.scope;
+  }
+
+  get signal(): AbortSignal {
+    return this.#scope.signal ?? neverAborted;
+  }
+}
+
+/** `fetch` as one attempt's work: sends the propagation fields, reads the answer's signal. */
+export class FetchWork implements Work<Response> {
+  readonly idempotent: boolean;
+  readonly replayable: boolean;
+  readonly signal: AbortSignal | undefined;
+  readonly #s: Settings;
+  readonly #target: string | URL | Request;
+  readonly #init: RequestInit | undefined;
+  readonly #baseHeaders: HeadersLike | undefined;
+
+  constructor(s: Settings, input: string | URL | Request, init: RequestInit | undefined) {
+    this.#s = s;
+    this.#target =
+      typeof input === 'string' && s.baseUrl !== undefined ? s.baseUrl.resolve(input) : input;
+    this.#init = init;
+    const request = typeof input === 'object' && input instanceof Request ? input : undefined;
+    const method = init?.method ?? request?.method ?? 'GET';
+    this.idempotent =
+      method === 'GET' ||
+      idempotentMethods.has(method) ||
+      idempotentMethods.has(method.toUpperCase());
+    // A streamed body cannot be sent twice, so such a request gets one attempt.
+    this.replayable = isReplayable(init?.body) && (request === undefined || request.body === null);
+    this.signal = init?.signal ?? undefined;
+    this.#baseHeaders = init?.headers ?? request?.headers;
+  }
+
+  start(attempt: Attempt<Response>): Promise<Response> {
+    const init = attemptInit(this.#init, this.#baseHeaders, attempt.headers);
+    const signal = attempt.scope.signal;
+    if (signal !== undefined) init.signal = signal;
+    try {
+      return this.#s.fetch(this.#target, init);
+    } catch (error) {
+      // A fetch that throws instead of rejecting failed the same way (see `callersOwn`).
+      return rejection(error);
+    }
+  }
+
+  settle(response: Response): Promise<Response> | undefined {
+    // Only 429 and 5xx can be refusals or failures: any other answer is settled as it stands.
+    // (Read once: undici checks its brand on every read.)
+    const status = (response as Partial<Response> | null | undefined)?.status;
+    if (typeof status !== 'number') {
+      // A `fetch` option that resolves with something else (a bug, a mock, a wrapper that
+      // returns nothing) has answered nothing: the caller's problem, not the dependency's.
+      throw new TypeError(
+        `The fetch given to dependency ${this.#s.name} resolved with ${describe(response)}, not a Response`,
+      );
+    }
+    if (status < 500 && status !== 429) return undefined;
+    const s = this.#s;
+    return refusalOf(response, { names: s.names, wallNow: () => s.clock.wallNow() }).then(
+      (refusal) => {
+        if (refusal === undefined) return response;
+        throw new DependencyOverloadedError(`${s.name} refused the request (${status})`, {
+          signal: refusal.signal,
+          retryAfterMs: refusal.retryAfterMs,
+          dependency: s.name,
+          status,
+        });
+      },
+    );
+  }
+
+  failed(response: Response): boolean {
+    return response.status >= 500;
+  }
+
+  /**
+   * undici refuses a malformed request — a header value with a line break, a body on a GET, an
+   * unsupported method, a bad URL — with a `TypeError` before anything is sent; every failure
+   * on the network is `TypeError('fetch failed')` with the cause attached.
+   */
+  callersOwn(error: unknown): boolean {
+    return error instanceof TypeError && error.message !== 'fetch failed';
+  }
+
+  fault(error: unknown): unknown {
+    return new DependencyUnreachableError({
+      sent: !isUnsentNetworkError(error),
+      dependency: this.#s.name,
+      cause: error,
+    });
+  }
+}
+
+/** Any function as one attempt's work: not idempotent unless the caller says so. */
+export class CallWork<T> implements Work<T> {
+  readonly idempotent = false;
+  readonly replayable = true;
+  readonly signal = undefined;
+  readonly #fn: (context: DependencyContext) => T | PromiseLike<T>;
+
+  constructor(fn: (context: DependencyContext) => T | PromiseLike<T>) {
+    this.#fn = fn;
+  }
+
+  start(attempt: Attempt<T>): T | PromiseLike<T> {
+    return this.#fn(
+      new Context({
+        attempt: attempt.number,
+        scope: attempt.scope,
+        headers: attempt.headers,
+        criticality: attempt.call.criticality,
+        remainingMs: attempt.remainingMs,
+      }),
+    );
+  }
+}
+
+/** What a throw inside an `async` function would have become: `error`, as a rejection. */
+export function rejection(error: unknown): Promise<never> {
+  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passed on as thrown
+  return Promise.reject(error);
+}
+
+/**
+ * The init an attempt sends: the caller's, its headers (`base`) with the propagation `fields`
+ * on top. A fresh object that nothing else holds, never the caller's and never shared: a fetch
+ * wrapper (a tracer's, say) may write to the init it is given.
+ */
+function attemptInit(
+  init: RequestInit | undefined,
+  base: HeadersLike | undefined,
+  fields: Readonly<Record<string, string>>,
+): RequestInit {
+  const headers = base === undefined ? fields : mergeHeaders(base, fields);
+  return init === undefined ? { headers } : { ...init, headers };
+}
+
+/** A short description of a value that should have been a Response, for an error message. */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'object') return `an object (${value.constructor?.name ?? 'no prototype'})`;
+  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+}
+
+function isReplayable(body: unknown): boolean {
+  return (
+    body === undefined ||
+    body === null ||
+    typeof body === 'string' ||
+    body instanceof ArrayBuffer ||
+    ArrayBuffer.isView(body) ||
+    body instanceof Blob ||
+    body instanceof URLSearchParams ||
+    body instanceof FormData
+  );
+}
