@@ -11,55 +11,12 @@ import {
   DependencyTimeoutError,
   isLocalRefusal,
   systemClock,
-  type BreakerCall,
-  type Criticality,
-  type Permit,
   type PermitOutcome,
 } from '../index.js';
 import { AttemptScope } from './attempt-scope.js';
 import { propagationHeaders } from './propagation.js';
 import type { Settings } from './settings.js';
-import type { Work } from './work.js';
-
-/** One call: its work and its settled options. */
-export interface CallState<T> {
-  readonly work: Work<T>;
-  /** Attempts allowed in all. */
-  readonly maxAttempts: number;
-  readonly expiresAt: number;
-  /** True when a caller signal already aborts at `expiresAt` (a `Deadline`'s): no timer needed. */
-  readonly deadlineSignalled: boolean;
-  /** Every caller signal joined (the options', the init's, the deadline's). */
-  readonly signal: AbortSignal | undefined;
-  /** Removes the listeners joining several caller signals into `signal`, if it took any. */
-  readonly unlink: (() => void) | undefined;
-  readonly criticality: Criticality;
-  /** The criticality's rank (see `criticalityRank`). */
-  readonly rank: number;
-  readonly idempotent: boolean;
-  /** Whether the retry budget has counted the call as a request (at its first outcome). */
-  requested: boolean;
-}
-
-/**
- * One attempt of a call, and what it holds until it settles. A literal, not a class: made on
- * every call, and a literal is allocated in place where a constructor may not be inlined.
- */
-export interface Attempt<T> {
-  readonly call: CallState<T>;
-  /** 1 for the first. */
-  readonly number: number;
-  /** The breaker's ticket; or, let in by this dependency's own closed breaker, its generation. */
-  ticket: BreakerCall | undefined;
-  generation: number;
-  /** The cap's permit; or `slot` when a free slot was taken without one. */
-  permit: Permit | undefined;
-  slot: boolean;
-  scope: AttemptScope;
-  /** The propagation fields it sends, and the ms it has left (set once it may start). */
-  headers: Readonly<Record<string, string>>;
-  remainingMs: number | undefined;
-}
+import type { Attempt, CallState } from './records.js';
 
 const noHeaders: Readonly<Record<string, string>> = Object.freeze({});
 

@@ -11,10 +11,9 @@ import {
   SpillwayArgumentError,
   type Clock,
 } from '../index.js';
-import type { CallState } from './attempt.js';
+import type { CallState, Work } from './records.js';
 import { joinSignals } from './attempt-scope.js';
 import type { CallOptions } from './types.js';
-import type { Work } from './work.js';
 
 /**
  * The state of a call of `work` with `options`; throws `SpillwayArgumentError` naming a bad

@@ -22,19 +22,12 @@ import {
   type RetryBudget,
 } from '../index.js';
 import { retryAfterFailure } from '../core/internal/owned.js';
-import {
-  capOutcomes,
-  newAttempt,
-  armAttempt,
-  judge,
-  type Attempt,
-  type CallState,
-  type Verdict,
-} from './attempt.js';
+import { capOutcomes, newAttempt, armAttempt, judge, type Verdict } from './attempt.js';
+import type { Attempt, CallState, Work } from './records.js';
 import { callStateOf } from './call-state.js';
 import type { Settings } from './settings.js';
 import type { CallOptions, Dependency, DependencyContext } from './types.js';
-import { CallWork, FetchWork, rejection, type Work } from './work.js';
+import { CallWork, FetchWork, rejection } from './work.js';
 
 export class Client implements Dependency {
   readonly name: string;

@@ -15,7 +15,7 @@ import {
   type ThrottleDecision,
 } from '../index.js';
 import type { OwnedAdaptiveThrottle, OwnedCircuitBreaker } from '../core/internal/owned.js';
-import type { Attempt, CallState } from './attempt.js';
+import type { Attempt, CallState } from './records.js';
 
 /** What an attempt's end tells the breaker. */
 export type BreakerReport = 'success' | 'failure' | 'ignore';

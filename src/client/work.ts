@@ -12,7 +12,7 @@ import {
   isUnsentNetworkError,
   type Criticality,
 } from '../index.js';
-import type { Attempt } from './attempt.js';
+import type { Attempt, Work } from './records.js';
 import type { AttemptScope } from './attempt-scope.js';
 import { mergeHeaders, type HeadersLike } from './propagation.js';
 import { refusalOf } from './response-signal.js';
@@ -29,29 +29,6 @@ const idempotentMethods: ReadonlySet<string> = new Set([
 ]);
 
 const neverAborted = new AbortController().signal;
-
-/**
- * One attempt's work. `start` begins it (what it throws is passed on as it is); `settle`, when
- * given, reads what it resolved with: undefined when that is the answer as it stands and does
- * not count against the dependency (the common case, settled without another promise), or a
- * promise of the answer, rejecting with the error to raise instead (a response that is a
- * refusal); what it throws is not an answer at all, and the caller's doing. `failed` says
- * whether an answer settled through that promise counts against the dependency (a 500 does).
- * A rejection of the work that neither timer nor caller caused is the caller's own when
- * `callersOwn` says so (a malformed request, refused before anything was sent), and is
- * otherwise turned by `fault` into the error to handle. `idempotent`, `replayable` and
- * `signal` are the call's defaults.
- */
-export interface Work<T> {
-  readonly idempotent: boolean;
-  readonly replayable: boolean;
-  readonly signal: AbortSignal | undefined;
-  start(attempt: Attempt<T>): T | PromiseLike<T>;
-  settle?(value: T): Promise<T> | undefined;
-  failed?(value: T): boolean;
-  callersOwn?(error: unknown): boolean;
-  fault?(error: unknown): unknown;
-}
 
 /** What `call`'s function sees; the signal is made only if the function asks for it. */
 class Context implements DependencyContext {

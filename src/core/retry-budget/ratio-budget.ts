@@ -12,7 +12,7 @@ import type { Clock } from '../clock/clock.js';
 import { Emitter } from '../events/emitter.js';
 import { nonNegativeNumber, numberInRange } from '../internal/validate.js';
 import { SlicedWindow } from '../internal/sliced-window.js';
-import type { RetryBudget, RetryBudgetExhaustedEvent } from './retry-budget.js';
+import type { RetryBudget, RetryBudgetExhaustedEvent } from './contract.js';
 import { WithdrawOnlyBudget } from './withdraw-only.js';
 
 export const ratioDefaults = { percentCanRetry: 0.2, minRetriesPerSec: 10, ttlMs: 10_000 } as const;

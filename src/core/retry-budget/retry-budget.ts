@@ -9,13 +9,12 @@
  */
 import type { Clock } from '../clock/clock.js';
 import { systemClock } from '../clock/clock.js';
-import type { Event } from '../events/emitter.js';
 import { clockLike, oneOf, optionsObject } from '../internal/validate.js';
 import { RatioBudget, ratioDefaults } from './ratio-budget.js';
 import { TokenBudget, tokenDefaults } from './token-budget.js';
+import type { RetryBudget } from './contract.js';
 
-/** `tokens`: gRPC A6 token bucket. `ratio`: Finagle's share of recent requests plus a floor. */
-export type RetryBudgetPolicy = 'tokens' | 'ratio';
+export type { RetryBudget, RetryBudgetExhaustedEvent, RetryBudgetPolicy } from './contract.js';
 
 /** Options of the `tokens` policy (gRPC A6 `retryThrottling`). */
 export interface TokenRetryBudgetOptions {
@@ -47,37 +46,6 @@ export interface RatioRetryBudgetOptions {
 
 /** Options of {@link retryBudget}: either policy; `tokens` when `policy` is left out. */
 export type RetryBudgetOptions = TokenRetryBudgetOptions | RatioRetryBudgetOptions;
-
-/** Emitted when the budget refuses a retry. */
-export interface RetryBudgetExhaustedEvent {
-  readonly policy: RetryBudgetPolicy;
-}
-
-/** A retry budget shared by every retry layer calling one dependency (or several, by choice). */
-export interface RetryBudget {
-  readonly policy: RetryBudgetPolicy;
-  /** A new request (its first attempt) starts. `ratio`: deposits a share of a retry. */
-  recordRequest(): void;
-  /** An attempt succeeded. `tokens`: refunds `tokenRatio`. */
-  recordSuccess(): void;
-  /** An attempt failed in a way that counts (a refusal, a timeout, a network error). `tokens`: costs 1. */
-  recordFailure(): void;
-  /**
-   * May one more retry go now? `ratio` withdraws it when the answer is yes; `tokens` only
-   * checks (the failure that prompted the retry already paid). Never blocks.
-   */
-  tryRetry(): boolean;
-  /** Retries the budget would allow now if each of them failed. */
-  readonly available: number;
-  /**
-   * A view on the same balance that only asks `tryRetry`; its `record*` methods do nothing.
-   * Hand it to a retry layer above one that already records every attempt (Finagle's
-   * withdraw-only budget), so no outcome is counted twice.
-   */
-  withdrawOnly(): RetryBudget;
-  /** Fires each time a retry is refused. */
-  readonly onExhausted: Event<RetryBudgetExhaustedEvent>;
-}
 
 /** Either policy's options, seen before the policy is known. */
 interface AnyBudgetOptions {

@@ -9,7 +9,7 @@
 import { SpillwayConfigError } from '../errors/config-error.js';
 import { Emitter } from '../events/emitter.js';
 import { numberInRange } from '../internal/validate.js';
-import type { RetryBudget, RetryBudgetExhaustedEvent } from './retry-budget.js';
+import type { RetryBudget, RetryBudgetExhaustedEvent } from './contract.js';
 import { WithdrawOnlyBudget } from './withdraw-only.js';
 
 export const tokenDefaults = { maxTokens: 10, tokenRatio: 0.1 } as const;

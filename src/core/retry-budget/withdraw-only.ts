@@ -6,7 +6,7 @@
  * @module
  */
 import type { Event } from '../events/emitter.js';
-import type { RetryBudget, RetryBudgetExhaustedEvent, RetryBudgetPolicy } from './retry-budget.js';
+import type { RetryBudget, RetryBudgetExhaustedEvent, RetryBudgetPolicy } from './contract.js';
 
 /** The withdraw-only view: shares the balance, records nothing. */
 export class WithdrawOnlyBudget implements RetryBudget {

@@ -1,0 +1,71 @@
+/**
+ * The records a call leaves as it goes: the work it carries, its settled options, and each
+ * attempt with what it holds until it settles. Shapes only; `attempt.ts` fills them in.
+ *
+ * @module
+ */
+import type { BreakerCall, Criticality, Permit } from '../index.js';
+import type { AttemptScope } from './attempt-scope.js';
+
+/**
+ * One attempt's work. `start` begins it (what it throws is passed on as it is); `settle`, when
+ * given, reads what it resolved with: undefined when that is the answer as it stands and does
+ * not count against the dependency (the common case, settled without another promise), or a
+ * promise of the answer, rejecting with the error to raise instead (a response that is a
+ * refusal); what it throws is not an answer at all, and the caller's doing. `failed` says
+ * whether an answer settled through that promise counts against the dependency (a 500 does).
+ * A rejection of the work that neither timer nor caller caused is the caller's own when
+ * `callersOwn` says so (a malformed request, refused before anything was sent), and is
+ * otherwise turned by `fault` into the error to handle. `idempotent`, `replayable` and
+ * `signal` are the call's defaults.
+ */
+export interface Work<T> {
+  readonly idempotent: boolean;
+  readonly replayable: boolean;
+  readonly signal: AbortSignal | undefined;
+  start(attempt: Attempt<T>): T | PromiseLike<T>;
+  settle?(value: T): Promise<T> | undefined;
+  failed?(value: T): boolean;
+  callersOwn?(error: unknown): boolean;
+  fault?(error: unknown): unknown;
+}
+
+/** One call: its work and its settled options. */
+export interface CallState<T> {
+  readonly work: Work<T>;
+  /** Attempts allowed in all. */
+  readonly maxAttempts: number;
+  readonly expiresAt: number;
+  /** True when a caller signal already aborts at `expiresAt` (a `Deadline`'s): no timer needed. */
+  readonly deadlineSignalled: boolean;
+  /** Every caller signal joined (the options', the init's, the deadline's). */
+  readonly signal: AbortSignal | undefined;
+  /** Removes the listeners joining several caller signals into `signal`, if it took any. */
+  readonly unlink: (() => void) | undefined;
+  readonly criticality: Criticality;
+  /** The criticality's rank (see `criticalityRank`). */
+  readonly rank: number;
+  readonly idempotent: boolean;
+  /** Whether the retry budget has counted the call as a request (at its first outcome). */
+  requested: boolean;
+}
+
+/**
+ * One attempt of a call, and what it holds until it settles. A literal, not a class: made on
+ * every call, and a literal is allocated in place where a constructor may not be inlined.
+ */
+export interface Attempt<T> {
+  readonly call: CallState<T>;
+  /** 1 for the first. */
+  readonly number: number;
+  /** The breaker's ticket; or, let in by this dependency's own closed breaker, its generation. */
+  ticket: BreakerCall | undefined;
+  generation: number;
+  /** The cap's permit; or `slot` when a free slot was taken without one. */
+  permit: Permit | undefined;
+  slot: boolean;
+  scope: AttemptScope;
+  /** The propagation fields it sends, and the ms it has left (set once it may start). */
+  headers: Readonly<Record<string, string>>;
+  remainingMs: number | undefined;
+}
