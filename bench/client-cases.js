@@ -50,6 +50,38 @@ export function fetchCases({ loadDependency, deadlineMs }) {
       const dep = dependency({ name: 'bench', baseUrl: url, breaker: false, throttle: false });
       return async () => (await dep.fetch('/')).arrayBuffer();
     },
+    // The peer the target names (BENCHMARKS.md): cockatiel's composition of the same three
+    // obligations — a bulkhead (64 in flight, 64 waiting, as dependency's cap), a breaker (5
+    // consecutive failures, 5 s open) and a retry (3 attempts, exponential backoff) — around
+    // the same fetch, with cockatiel's defaults otherwise.
+    'cockatiel wrap(bulkhead, circuitBreaker, retry) around fetch(url)': async (url) => {
+      const c = await import('cockatiel');
+      const policy = c.wrap(
+        c.bulkhead(64, 64),
+        c.circuitBreaker(c.handleAll, {
+          halfOpenAfter: 5_000,
+          breaker: new c.ConsecutiveBreaker(5),
+        }),
+        c.retry(c.handleAll, { maxAttempts: 2, backoff: new c.ExponentialBackoff() }),
+      );
+      return async () => policy.execute(async () => (await fetch(url)).arrayBuffer());
+    },
+    // …sending what the contract puts on the wire, as dependency.fetch does.
+    'cockatiel wrap(bulkhead, circuitBreaker, retry) around fetch(url) with the two fields': async (
+      url,
+    ) => {
+      const c = await import('cockatiel');
+      const policy = c.wrap(
+        c.bulkhead(64, 64),
+        c.circuitBreaker(c.handleAll, {
+          halfOpenAfter: 5_000,
+          breaker: new c.ConsecutiveBreaker(5),
+        }),
+        c.retry(c.handleAll, { maxAttempts: 2, backoff: new c.ExponentialBackoff() }),
+      );
+      const init = { headers: { 'spillway-criticality': 'critical', 'spillway-attempt': '1' } };
+      return async () => policy.execute(async () => (await fetch(url, init)).arrayBuffer());
+    },
   };
 }
 
