@@ -4,10 +4,13 @@
 // exactly what is missing; under CI (process.env.CI set) they must run.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis as Ioredis6 } from 'ioredis';
-import { afterAll, beforeAll } from 'vitest';
 import { Redis as Ioredis5 } from 'ioredis5';
+import { afterAll, beforeAll } from 'vitest';
 import { createClient as createNodeRedis6 } from 'redis';
 import { createClient as createNodeRedis5 } from 'redis5';
 import type { RedisClientLike } from '../../src/redis/index.js';
@@ -192,7 +195,52 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A private redis-server on a free port, killed by its pid. */
+// Test files run in parallel processes. A port is free while its server is down for a
+// restart, and freePort() would hand it to another file's server, whose clients then meet
+// the wrong server (or ours does): so each private server's port is reserved by a lock file
+// for as long as the server object lives, and a lock whose process is gone is taken over.
+const portLocks = join(tmpdir(), 'spillway-test-redis-ports');
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A free port no other test process has reserved, reserved for this one until released. */
+async function reservePort(): Promise<number> {
+  mkdirSync(portLocks, { recursive: true });
+  for (let i = 0; i < 100; i++) {
+    const port = await freePort();
+    const lock = join(portLocks, String(port));
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      return port;
+    } catch {
+      if (!alive(lockOwner(lock))) rmSync(lock, { force: true });
+    }
+  }
+  throw new Error('could not reserve a port for a private redis-server');
+}
+
+/** The pid in `lock`; a lock just created and not yet written counts as alive. */
+function lockOwner(lock: string): number {
+  try {
+    const pid = Number(readFileSync(lock, 'utf8'));
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : process.pid;
+  } catch {
+    return process.pid;
+  }
+}
+
+function releasePort(port: number): void {
+  rmSync(join(portLocks, String(port)), { force: true });
+}
+
+/** A private redis-server on a reserved free port, killed by its pid. */
 export class PrivateRedis {
   readonly port: number;
   #proc: ChildProcess | undefined;
@@ -203,7 +251,7 @@ export class PrivateRedis {
   }
 
   static async start(): Promise<PrivateRedis> {
-    const r = new PrivateRedis(await freePort());
+    const r = new PrivateRedis(await reservePort());
     await r.startAgain();
     return r;
   }
@@ -215,7 +263,10 @@ export class PrivateRedis {
       ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       { stdio: 'ignore' },
     );
+    const proc = this.#proc;
     for (let i = 0; i < 100; i++) {
+      // Exited (the port taken after all): whatever answers there is not ours.
+      if (proc.exitCode !== null || proc.signalCode !== null) break;
       if (await pingable(this.port, 100)) return;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -242,6 +293,7 @@ export class PrivateRedis {
     const p = this.#proc;
     if (p !== undefined && this.#stopped) this.signal('SIGCONT');
     await this.kill();
+    releasePort(this.port);
   }
 }
 
