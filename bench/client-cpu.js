@@ -39,10 +39,10 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { fetchCases } from './client-cases.js';
+import { fetchCases } from './lib/client-cases.js';
 import { seededRandom } from '../dist/load/arrivals.js';
-import { startOkServer } from './ok-server.js';
-import { mean, median, trimmedMean as trimmedBy } from './stats.js';
+import { startOkServer } from './lib/ok-server.js';
+import { mean, median, trimmedMean as trimmedBy } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {

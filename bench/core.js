@@ -19,7 +19,7 @@ import {
   tokenBucket,
   vegasLimit,
 } from '../dist/index.js';
-import { runGroup, table } from './micro.js';
+import { runGroup, table } from './lib/micro.js';
 
 const { values } = parseArgs({
   options: {
@@ -62,7 +62,7 @@ function sampleCase(name, make) {
   };
 }
 
-/** @type {import('./micro.js').Group[]} */
+/** @type {import('./lib/micro.js').Group[]} */
 const groups = [
   {
     name: 'Reading the clock (reference)',

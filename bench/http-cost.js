@@ -13,7 +13,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
-import { holdOneSlot } from './hold-slot.js';
+import { holdOneSlot } from './lib/hold-slot.js';
+import { pickHttpCases } from './lib/http-cases.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,32 +45,10 @@ const hasTaskset = (() => {
   }
 })();
 
-const allCases = [
-  'bare 200',
-  'bare 503',
-  'bare 503 + problem+json',
-  'spillway node 200',
-  'spillway node 429',
-  'spillway node 503',
-  'bare express 503',
-  'bare fastify 503',
-  'spillway express 429',
-  'spillway express 503',
-  'spillway fastify 429',
-  'spillway fastify 503',
-  'express-rate-limit 8 429',
-  '@fastify/rate-limit 11 429',
-  '@fastify/under-pressure 9 503',
-  'cockatiel 3 bulkhead 503',
-];
-// --only takes comma-separated substrings; the bare 503 every ratio is taken against stays in.
-const wanted = values.only?.split(',');
-const cases = wanted
-  ? allCases.filter((c) => c === 'bare 503' || wanted.some((w) => c.includes(w)))
-  : allCases;
+const cases = pickHttpCases(values.only);
 
 function startServer(kind) {
-  const script = new URL('./http-servers.js', import.meta.url).pathname;
+  const script = new URL('./lib/http-servers.js', import.meta.url).pathname;
   const [cmd, args] = hasTaskset
     ? ['taskset', ['-c', '0', process.execPath, script, kind]]
     : [process.execPath, [script, kind]];

@@ -44,7 +44,7 @@ function get(url) {
 }
 
 async function start(variant, port) {
-  const script = new URL('./s4-server.js', import.meta.url).pathname;
+  const script = new URL('./lib/s4-server.js', import.meta.url).pathname;
   const args = [process.execPath, script, variant, String(port)];
   const child = pinned
     ? spawn('taskset', ['-c', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] })

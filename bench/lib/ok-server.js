@@ -1,4 +1,4 @@
-// The loopback server both client benchmarks call: 200 with a 2-byte body, keep-alive, in a
+// The loopback server the client benchmarks call: 200 with a 2-byte body, keep-alive, in a
 // child process of its own so its CPU never counts as the client's.
 import { spawn } from 'node:child_process';
 

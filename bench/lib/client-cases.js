@@ -1,10 +1,11 @@
-// The cases the dependency.fetch benchmarks (client-cpu, client-instructions, client-alloc)
-// measure. Network cases, against the loopback server (bench/ok-server.js): a bare fetch, the
-// same fetch given what the contract puts on the wire, and dependency.fetch with its defaults
-// and with less of its own work; stub cases: the same calls to a fetch answering at once. Each
-// maker builds one case's call (a function making one request and reading its body); `url`
-// ends with '/'. Only the dependency cases load Spillway, so a process running a bare case
-// never holds it.
+// The cases the dependency.fetch benchmarks measure (client-cpu.js, the verdict, and the
+// diagnostics client-instructions.js, client-alloc.js and client-rounds.js). Network cases,
+// against the loopback server (lib/ok-server.js): a bare fetch, the same fetch given what the
+// contract puts on the wire, dependency.fetch with its defaults and with less of its own work,
+// and the peer the target names (cockatiel's policies around the same fetch); stub cases: the
+// same calls to a fetch answering at once. Each maker builds one case's call (a function making
+// one request and reading its body); `url` ends with '/'. Only the dependency cases load
+// Spillway, so a process running a bare case never holds it.
 
 /**
  * @param {{ loadDependency: () => Promise<Function>, deadlineMs: number }} options loads the
@@ -51,38 +52,35 @@ export function fetchCases({ loadDependency, deadlineMs }) {
       return async () => (await dep.fetch('/')).arrayBuffer();
     },
     // The peer the target names (BENCHMARKS.md): cockatiel's composition of the same three
-    // obligations — a bulkhead (64 in flight, 64 waiting, as dependency's cap), a breaker (5
-    // consecutive failures, 5 s open) and a retry (3 attempts, exponential backoff) — around
-    // the same fetch, with cockatiel's defaults otherwise.
+    // obligations around the same fetch.
     'cockatiel wrap(bulkhead, circuitBreaker, retry) around fetch(url)': async (url) => {
-      const c = await import('cockatiel');
-      const policy = c.wrap(
-        c.bulkhead(64, 64),
-        c.circuitBreaker(c.handleAll, {
-          halfOpenAfter: 5_000,
-          breaker: new c.ConsecutiveBreaker(5),
-        }),
-        c.retry(c.handleAll, { maxAttempts: 2, backoff: new c.ExponentialBackoff() }),
-      );
+      const policy = await cockatielPolicy();
       return async () => policy.execute(async () => (await fetch(url)).arrayBuffer());
     },
     // …sending what the contract puts on the wire, as dependency.fetch does.
     'cockatiel wrap(bulkhead, circuitBreaker, retry) around fetch(url) with the two fields': async (
       url,
     ) => {
-      const c = await import('cockatiel');
-      const policy = c.wrap(
-        c.bulkhead(64, 64),
-        c.circuitBreaker(c.handleAll, {
-          halfOpenAfter: 5_000,
-          breaker: new c.ConsecutiveBreaker(5),
-        }),
-        c.retry(c.handleAll, { maxAttempts: 2, backoff: new c.ExponentialBackoff() }),
-      );
+      const policy = await cockatielPolicy();
       const init = { headers: { 'spillway-criticality': 'critical', 'spillway-attempt': '1' } };
       return async () => policy.execute(async () => (await fetch(url, init)).arrayBuffer());
     },
   };
+}
+
+/**
+ * cockatiel's `wrap(bulkhead, circuitBreaker, retry)` sized as a default dependency is: a
+ * bulkhead of 64 in flight and 64 waiting (the cap), a breaker opening after 5 consecutive
+ * failures for 5 s, and a retry of up to 3 attempts with exponential backoff; cockatiel's
+ * defaults otherwise. One policy per case, as one dependency per case.
+ */
+async function cockatielPolicy() {
+  const c = await import('cockatiel');
+  return c.wrap(
+    c.bulkhead(64, 64),
+    c.circuitBreaker(c.handleAll, { halfOpenAfter: 5_000, breaker: new c.ConsecutiveBreaker(5) }),
+    c.retry(c.handleAll, { maxAttempts: 2, backoff: new c.ExponentialBackoff() }),
+  );
 }
 
 /** The name of the stub reference case of {@link stubCases}. */

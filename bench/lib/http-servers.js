@@ -1,9 +1,9 @@
-// The servers S8 measures, one per process: `node bench/http-servers.js <case>`. Each answers
+// The servers S8 measures, one per process: `node bench/lib/http-servers.js <case>`. Each answers
 // every request the same way (a 200, a 429 or a 503), reports over IPC its port and whether the
 // driver must first hold its only slot (the 503 cases; see hold-slot.js), and answers
 // {cmd: 'cpu'} with its process.cpuUsage(), so the parent can take CPU per response.
 import { Server, createServer } from 'node:http';
-import { admission } from '../dist/node/index.js';
+import { admission } from '../../dist/node/index.js';
 
 const kind = process.argv[2];
 const never = new Promise(() => {});
@@ -75,7 +75,7 @@ const cases = {
   },
   'spillway express 429': async () => {
     const { default: express } = await import('express');
-    const { spillway } = await import('../dist/express/index.js');
+    const { spillway } = await import('../../dist/express/index.js');
     const app = express();
     app.use(spillway({ quota: { ratePerSec: 0.001, burst: 1 }, penaltyBox: false }));
     app.get('/{*p}', (_req, res) => res.send(body));
@@ -83,7 +83,7 @@ const cases = {
   },
   'spillway express 503': async () => {
     const { default: express } = await import('express');
-    const { spillway } = await import('../dist/express/index.js');
+    const { spillway } = await import('../../dist/express/index.js');
     const app = express();
     const guard = spillway({ limit: 1, penaltyBox: false });
     app.get('/{*p}', guard.route(holdForever));
@@ -91,7 +91,7 @@ const cases = {
   },
   'spillway fastify 429': async () => {
     const { default: Fastify } = await import('fastify');
-    const { fastifySpillway } = await import('../dist/fastify/index.js');
+    const { fastifySpillway } = await import('../../dist/fastify/index.js');
     const app = Fastify();
     await app.register(fastifySpillway, {
       quota: { ratePerSec: 0.001, burst: 1 },
@@ -102,7 +102,7 @@ const cases = {
   },
   'spillway fastify 503': async () => {
     const { default: Fastify } = await import('fastify');
-    const { fastifySpillway } = await import('../dist/fastify/index.js');
+    const { fastifySpillway } = await import('../../dist/fastify/index.js');
     const app = Fastify();
     await app.register(fastifySpillway, { limit: 1, penaltyBox: false });
     app.get('/*', holdForever);

@@ -1,28 +1,26 @@
 #!/usr/bin/env node
-// The caller's side of the issue (spillway/client: dependency.fetch ≤ 1.05 × a bare fetch per
-// call) counted in instructions: bench/client.js measures it in CPU time, but a loopback fetch
-// on a shared 2-core VM varies by ±20 % from one moment to the next, which hides a 5 %
-// difference. Here the CALLING process runs under valgrind's callgrind, which counts the
-// instructions it executes in user space; the loopback keep-alive server (200, a 2-byte body,
-// as in bench/client.js) runs in an ordinary child process and is not counted. The kernel's
-// share (one socket write and read per call in every case) is left out, so a ratio of counts
-// overstates a ratio of CPU times, never understates.
+// A diagnostic of the caller-overhead target (dependency.fetch against a bare fetch; the
+// verdict is bench/client-cpu.js, in CPU time): the same cases counted in instructions, which
+// repeat from run to run where a loopback fetch's CPU time on a shared VM does not. Here the
+// CALLING process runs under valgrind's callgrind, which counts the instructions it executes in
+// user space; the loopback keep-alive server (bench/lib/ok-server.js) runs in an ordinary child
+// process and is not counted. The kernel's share (one socket write and read per call in every
+// case) is left out, so a ratio of counts overstates a ratio of CPU times, never understates.
 // Each case runs in its own process (one process for several cases would mix their JIT state),
 // with V8 --single-threaded so that compilation and GC land on the counted thread the same way
 // every run. A case makes W sequential warm-up calls, then, for each of several windows, its
 // counters are zeroed, it makes N counted calls (each reads the body) and the count is dumped.
 // The figure is the median window's instructions per call WITHOUT V8's optimizing compiler and
 // garbage collector (their functions picked by name from the dump), each shown in its own
-// column. Both move a window far more than a 5 % difference: on Node 20, undici's `Fetch` and
-// `fetching` are sent to TurboFan again every few hundred calls and each attempt is abandoned
-// ("dependency change"), forever, at millions of instructions a time; and what a scavenge or an
-// incremental-marking step costs depends on the state the heap happens to be in (the same case
-// measured 64 k and 128 k GC instructions per call in two processes). What is left (the JS, the
-// builtins, the rest of the runtime and node) still moves by about ±5 % between windows, as code
-// is deoptimized and reoptimized: read the medians, and run it twice.
-// Those ±5 % are as large as the target, so the stub rows measure Spillway's own work apart:
-// the same calls made to a fetch that answers at once with a ready Response (no socket, no
-// undici), whose counts repeat to within a few instructions; a stub row minus the stub
+// column. Both move a window far more than the differences sought: on Node 20, undici's `Fetch`
+// and `fetching` are sent to TurboFan again every few hundred calls and each attempt is
+// abandoned ("dependency change"), forever; and what a scavenge or an incremental-marking step
+// costs depends on the state the heap happens to be in. What is left (the JS, the builtins, the
+// rest of the runtime and node) still moves between windows, as code is deoptimized and
+// reoptimized: read the medians, and run it twice. That spread is as large as the differences
+// sought, so the stub rows measure Spillway's own work apart: the same calls made to a fetch
+// that answers at once with a ready Response (no socket, no undici), whose counts repeat to
+// within a few instructions; a stub row minus the stub
 // reference is what a call adds to any fetch, printed as a share of the bare fetch(url).
 // Two cases run at once (counts do not depend on contention, but undici's timers tick by wall
 // time, so a loaded machine adds a little to every network row alike).
@@ -33,17 +31,17 @@
 // "paired" column) no longer carries the luck of how V8 happened to compile Node's internals in
 // one process and not in another; what the rows' objects do to those shared call sites (more
 // shapes seen, more polymorphic) is paid by every row alike.
-// Usage: node bench/client-instructions.js [--requests 1000] [--warmup 4000] [--windows 3]
-//                                          [--only a,b] [--together] [--dist other/dist] [--json]
+// Usage: node bench/diagnostics/client-instructions.js [--requests 1000] [--warmup 4000]
+//          [--windows 3] [--only a,b] [--together] [--dist other/dist] [--json]
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { fetchCases, stubCases, stubReference } from './client-cases.js';
-import { startOkServer } from './ok-server.js';
-import { median } from './stats.js';
+import { fetchCases, stubCases, stubReference } from '../lib/client-cases.js';
+import { startOkServer } from '../lib/ok-server.js';
+import { median } from '../lib/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -61,7 +59,7 @@ const { values } = parseArgs({
   },
 });
 
-// bench/client.js's deadline is 5 s; a call under valgrind can take that long when V8 compiles
+// The other benches' deadline is 5 s; a call under valgrind can take that long when V8 compiles
 // during it, so here it is 50 s (the bare and the Spillway rows both send five digits).
 const deadlineMs = 50_000;
 
@@ -77,7 +75,7 @@ const gcFunction =
 const importClient = () =>
   import(
     values.dist === undefined
-      ? '../dist/client/index.js'
+      ? '../../dist/client/index.js'
       : pathToFileURL(join(values.dist, 'client/index.js')).href
   );
 
@@ -132,7 +130,7 @@ async function main() {
   try {
     execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
   } catch {
-    console.error("valgrind is not installed (Debian's valgrind package); see bench/client.js");
+    console.error("valgrind is not installed (Debian's valgrind package); see bench/client-cpu.js");
     process.exit(2);
   }
   const wanted = values.only?.split(',');
@@ -144,7 +142,7 @@ async function main() {
     (c) => picked.includes(c) || (c === stubReference && picked.some(isStub)),
   );
 
-  // The server bench/client.js calls too, in an ordinary (uncounted) process.
+  // The server the other client benches call too, in an ordinary (uncounted) process.
   const { url, child: server } = await startOkServer();
   const dir = mkdtempSync(join(tmpdir(), 'spillway-client-callgrind-'));
 

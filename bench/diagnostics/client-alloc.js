@@ -1,22 +1,22 @@
 #!/usr/bin/env node
-// Bytes allocated per call: what a bare fetch, the same fetch with the propagation fields, and
+// A diagnostic of the caller-overhead target (the verdict is bench/client-cpu.js): bytes
+// allocated per call — what a bare fetch, the same fetch with the propagation fields, and
 // dependency.fetch allocate on the JavaScript heap, and what Spillway's own work adds without
-// the network (the stub rows of bench/client-instructions.js). Every byte a call allocates is
-// paid again in the collector's time: a scavenge runs every few MB of allocation, and GC is
-// about a tenth of a loopback fetch's CPU time on Node 20 (perf, BENCHMARKS.md).
+// the network (the stub rows of bench/diagnostics/client-instructions.js). Every byte a call
+// allocates is paid again in the collector's time: a scavenge runs every few MB of allocation.
 // Each case runs in a process of its own under V8's --trace-gc-nvp, which prints, for every
 // collection, the bytes allocated since the one before; after the warm-up calls a full GC is
 // forced, and the `allocated=` of every collection during the counted calls is summed. The
 // allocation after the last collection is not seen, so a case is counted over enough calls for
-// dozens of collections (the figure is then good to a few per cent of the bare fetch's ~40 KB,
-// and to a few bytes on the stub rows, which repeat exactly).
-// Usage: node bench/client-alloc.js [--calls N] [--stub-calls N] [--only a,b] [--dist DIR] [--json]
+// dozens of collections (the figure is then good to a few per cent of a bare fetch's, and to a
+// few bytes on the stub rows, which repeat exactly).
+// Usage: node bench/diagnostics/client-alloc.js --help
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { fetchCases, stubCases } from './client-cases.js';
-import { startOkServer } from './ok-server.js';
+import { fetchCases, stubCases } from '../lib/client-cases.js';
+import { startOkServer } from '../lib/ok-server.js';
 
 const { values } = parseArgs({
   options: {
@@ -33,7 +33,7 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  console.log(`Usage: node bench/client-alloc.js [options]
+  console.log(`Usage: node bench/diagnostics/client-alloc.js [options]
 
 Bytes allocated on the JavaScript heap per call, one process per case, from V8's --trace-gc-nvp.
 
@@ -48,7 +48,7 @@ Bytes allocated on the JavaScript heap per call, one process per case, from V8's
 
 const clientUrl =
   values.dist === undefined
-    ? new URL('../dist/client/index.js', import.meta.url).href
+    ? new URL('../../dist/client/index.js', import.meta.url).href
     : pathToFileURL(join(values.dist, 'client/index.js')).href;
 const loadDependency = async () => (await import(clientUrl)).dependency;
 const cases = {

@@ -1,12 +1,12 @@
-// One S4 server per process: `node bench/s4-server.js <variant> <port>`. Two routes over the
+// One S4 server per process: `node bench/lib/s4-server.js <variant> <port>`. Two routes over the
 // same process: /slow queries a simulated database (10 connections, 30 ms, slowed on demand
 // through /admin/service-ms), /fast answers at once. Variants: fixed (Spillway, a cap of 10 on
 // /slow), adaptive (Spillway, a gradientLimit on /slow), under-pressure (Fastify with
 // @fastify/under-pressure, one reasonable configuration), naive (no protection).
 import { createServer } from 'node:http';
-import { gradientLimit } from '../dist/index.js';
-import { admission } from '../dist/node/index.js';
-import { simulatedDatabase } from '../dist/cli/serve/simulated-database.js';
+import { gradientLimit } from '../../dist/index.js';
+import { admission } from '../../dist/node/index.js';
+import { simulatedDatabase } from '../../dist/cli/serve/simulated-database.js';
 
 const [variant, portArg] = process.argv.slice(2);
 const port = Number(portArg);

@@ -1,26 +1,29 @@
 #!/usr/bin/env node
-// S8 counted in instructions: the same servers as bench/http-cost.js, each run under valgrind's
-// callgrind, which counts the instructions the server process executes in user space. Unlike CPU
-// time on a shared VM, the count repeats to within about 1 % from run to run and does not move
-// when the machine is busy, so it can tell a 2 % change from noise. It leaves out the kernel's
+// A diagnostic of S8 (the verdict is bench/http-cost.js, in CPU time): the same servers counted
+// in instructions, each run under valgrind's callgrind, which counts the instructions the server
+// process executes in user space. Unlike CPU time on a shared VM, the count repeats from run to
+// run and does not move when the machine is busy, so it can tell a small change from noise
+// (BENCHMARKS.md, S8, gives how closely runs agree). It leaves out the kernel's
 // share (the socket read and write: one of each per response for every case, checked with
 // strace -c), so a ratio of instruction counts overstates a ratio of CPU times, never understates.
 // V8 runs --single-threaded so that compilation and GC work land on the counted thread in the
 // same way every run, and with its young generation fixed at 16 MB: left to grow, its size
 // depends on measured throughput, so runs of one build collected garbage more or less often and
-// counted up to 7 % apart (each scavenge costs ~200k instructions of root scanning). Each
+// counted apart (each scavenge is a large, fixed cost of root scanning). Each
 // server answers W requests to warm up over 8 keep-alive connections, then its counters are
 // zeroed, it answers N more over the same connections, and the count is read. Two servers run
 // at once (counts do not depend on contention). The request holding a 503 case's only slot
-// comes from this process (see hold-slot.js).
-// Usage: node bench/http-instructions.js [--requests 10000] [--warmup 20000] [--only a,b] [--json]
+// comes from this process (see lib/hold-slot.js).
+// Usage: node bench/diagnostics/http-instructions.js [--requests 10000] [--warmup 20000]
+//          [--only a,b] [--json]
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { holdOneSlot } from './hold-slot.js';
+import { holdOneSlot } from '../lib/hold-slot.js';
+import { pickHttpCases } from '../lib/http-cases.js';
 
 const { values } = parseArgs({
   options: {
@@ -42,28 +45,7 @@ try {
   process.exit(2);
 }
 
-const allCases = [
-  'bare 200',
-  'bare 503',
-  'bare 503 + problem+json',
-  'spillway node 200',
-  'spillway node 429',
-  'spillway node 503',
-  'bare express 503',
-  'bare fastify 503',
-  'spillway express 429',
-  'spillway express 503',
-  'spillway fastify 429',
-  'spillway fastify 503',
-  'express-rate-limit 8 429',
-  '@fastify/rate-limit 11 429',
-  '@fastify/under-pressure 9 503',
-  'cockatiel 3 bulkhead 503',
-];
-const wanted = values.only?.split(',');
-const cases = wanted
-  ? allCases.filter((c) => c === 'bare 503' || wanted.some((w) => c.includes(w)))
-  : allCases;
+const cases = pickHttpCases(values.only);
 
 const dir = mkdtempSync(join(tmpdir(), 'spillway-callgrind-'));
 const request = Buffer.from('GET /work HTTP/1.1\r\nHost: bench\r\nConnection: keep-alive\r\n\r\n');
@@ -122,7 +104,7 @@ async function count(kind) {
       '--single-threaded',
       '--min-semi-space-size=16',
       '--max-semi-space-size=16',
-      new URL('./http-servers.js', import.meta.url).pathname,
+      new URL('../lib/http-servers.js', import.meta.url).pathname,
       kind,
     ],
     { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] },

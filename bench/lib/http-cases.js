@@ -1,0 +1,32 @@
+// The S8 servers (each a case of lib/http-servers.js) in the order the tables list them, and the
+// choice `--only` makes among them; shared by bench/http-cost.js and the instruction count.
+
+export const httpCases = [
+  'bare 200',
+  'bare 503',
+  'bare 503 + problem+json',
+  'spillway node 200',
+  'spillway node 429',
+  'spillway node 503',
+  'bare express 503',
+  'bare fastify 503',
+  'spillway express 429',
+  'spillway express 503',
+  'spillway fastify 429',
+  'spillway fastify 503',
+  'express-rate-limit 8 429',
+  '@fastify/rate-limit 11 429',
+  '@fastify/under-pressure 9 503',
+  'cockatiel 3 bulkhead 503',
+];
+
+/**
+ * The cases whose names contain one of the comma-separated substrings of `only` (all of them
+ * when `only` is undefined); the bare 503 every ratio is taken against always stays in.
+ */
+export function pickHttpCases(only) {
+  const wanted = only?.split(',');
+  return wanted
+    ? httpCases.filter((c) => c === 'bare 503' || wanted.some((w) => c.includes(w)))
+    : httpCases;
+}
