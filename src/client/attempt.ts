@@ -16,7 +16,7 @@ import {
 import { AttemptScope } from './attempt-scope.js';
 import { propagationHeaders } from './propagation.js';
 import type { Settings } from './settings.js';
-import type { Attempt, CallState } from './records.js';
+import type { Attempt, CallState, Verdict } from './records.js';
 
 const noHeaders: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -43,33 +43,10 @@ export function newAttempt<T>(call: CallState<T>, number: number): Attempt<T> {
   };
 }
 
-/**
- * How an attempt ended, as far as the protections the dependency shares are concerned:
- * - `ok`: it answered, with an answer that is not a failure;
- * - `bad-answer`: it answered with a failure (a 5xx that is not a refusal);
- * - `error`: `call`'s work rejected with an ordinary error (the dependency answered, badly);
- * - `failed`: it refused, outlived the dependency's own `timeoutMs`, or was not reached;
- * - `local`: refused here before anything was sent (own breaker, cap, throttle, deadline);
- * - `caller`: it ended for the caller's own reasons — it gave up, its deadline passed, or its
- *   request was malformed — which say nothing about the dependency. A caller (or a remote
- *   client whose input the caller forwards) cannot trip the breaker, drain the budget, raise
- *   the throttle or shrink an adaptive cap for everyone else.
- *
- * | verdict | breaker | retry budget | throttle | cap |
- * |---|---|---|---|---|
- * | ok | success | success | accept | ok |
- * | bad-answer | failure | – | accept | dropped |
- * | error | failure | – | accept | ignored |
- * | failed | failure | failure | refusal | dropped |
- * | local, caller | – | – | – | ignored |
- *
- * The retry budget counts the call as a request at its first outcome, unless `caller`.
- */
-export type Verdict = 'ok' | 'bad-answer' | 'error' | 'failed' | 'local' | 'caller';
-
 /** How the cap is told an attempt ended, by verdict (adaptive limits learn from it). */
 export const capOutcomes: Readonly<Record<Verdict, PermitOutcome>> = {
   ok: 'ok',
+  refused: 'dropped',
   'bad-answer': 'dropped',
   error: 'ignored',
   failed: 'dropped',

@@ -22,8 +22,8 @@ import {
   type RetryBudget,
 } from '../index.js';
 import { retryAfterFailure } from '../core/internal/owned.js';
-import { capOutcomes, newAttempt, armAttempt, judge, type Verdict } from './attempt.js';
-import type { Attempt, CallState, Work } from './records.js';
+import { capOutcomes, newAttempt, armAttempt, judge } from './attempt.js';
+import type { Attempt, CallState, Verdict, Work } from './records.js';
 import { callStateOf } from './call-state.js';
 import type { Settings } from './settings.js';
 import type { CallOptions, Dependency, DependencyContext } from './types.js';
@@ -199,7 +199,7 @@ export class Client implements Dependency {
         this.#end(attempt, work.failed?.(v) === true ? 'bad-answer' : 'ok');
         return v;
       },
-      (error: unknown) => this.#failed(attempt, error),
+      (error: unknown) => this.#failed(attempt, error, work.verdictOf?.(error)),
     );
   }
 
@@ -253,10 +253,16 @@ export class Client implements Dependency {
       }
       // One reading for the records of the parts built here.
       const now = s.recordsAtNow ? s.clock.now() : Number.NaN;
-      breaker?.leave(attempt, verdict === 'ok' ? 'success' : 'failure', now);
+      // The dependency turned the request away: it refused, timed out or was not reached.
+      const refused = verdict === 'failed' || verdict === 'refused';
+      breaker?.leave(
+        attempt,
+        verdict === 'ok' ? 'success' : verdict === 'refused' ? 'ignore' : 'failure',
+        now,
+      );
       if (verdict === 'ok') s.budget.recordSuccess();
-      else if (verdict === 'failed') s.budget.recordFailure();
-      s.throttleGate?.leave(call, verdict !== 'failed', now);
+      else if (refused) s.budget.recordFailure();
+      s.throttleGate?.leave(call, !refused, now);
     } finally {
       attempt.scope.dispose();
       this.#free(attempt, verdict);

@@ -157,17 +157,17 @@ describe('local refusals never count against the dependency', () => {
   it('own breaker: an open breaker refuses without sending, and says when to come back', async () => {
     const clock = createVirtualClock();
     let calls = 0;
+    // A bare 503 (no signal of overload: a proxy with no upstream, a server that is down).
     const down: FetchLike = () => {
       calls++;
-      return Promise.resolve(
-        new Response('no', { status: 503, headers: { 'spillway-retry': 'never' } }),
-      );
+      return Promise.resolve(new Response('no', { status: 503 }));
     };
     const dep = dependency({
       name: 'x',
       fetch: down,
       clock,
       throttle: false,
+      retry: false,
       breaker: { trip: { kind: 'consecutive', failures: 3 }, openMs: 2_000 },
     });
     for (let i = 0; i < 3; i++) await dep.fetch('http://x/').catch(() => {});
@@ -325,4 +325,47 @@ describe('tuned options', () => {
       expect(dep.breaker!.toJSON().window).toMatchObject({ kind: 'time' });
     });
   }
+});
+
+describe("the callee's own word that it is overloaded", () => {
+  const answering =
+    (status: number, headers: Record<string, string> = {}): FetchLike =>
+    () =>
+      Promise.resolve(new Response('busy', { status, headers }));
+
+  for (const [what, status, headers] of [
+    ['429', 429, {}],
+    ['503 with Retry-After', 503, { 'retry-after': '1' }],
+    ['503 with Spillway-Retry: later', 503, { 'spillway-retry': 'later' }],
+    ['503 with Spillway-Retry: elsewhere', 503, { 'spillway-retry': 'elsewhere' }],
+  ] as const) {
+    it(`(${what}) feeds the throttle and the budget, never the breaker`, async () => {
+      const clock = createVirtualClock();
+      const dep = dependency({ name: 'x', clock, retry: false, fetch: answering(status, headers) });
+      for (let i = 0; i < 100; i++) {
+        await dep.fetch('http://x/').catch(() => {});
+        await clock.advance(10);
+      }
+      expect(dep.breaker!.state).toBe('closed');
+      expect(dep.breaker!.toJSON().window).toMatchObject({ failures: 0 });
+      expect(dep.throttle!.rejectProbability()).toBeGreaterThan(0.5);
+      expect(dep.budget.available).toBe(0);
+    });
+  }
+
+  it('a bare 503, with no signal at all, is a failure the breaker counts', async () => {
+    const clock = createVirtualClock();
+    const dep = dependency({
+      name: 'x',
+      clock,
+      retry: false,
+      throttle: false,
+      fetch: answering(503),
+    });
+    for (let i = 0; i < 30; i++) {
+      await dep.fetch('http://x/').catch(() => {});
+      await clock.advance(10);
+    }
+    expect(dep.breaker!.state).toBe('open');
+  });
 });

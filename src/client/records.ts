@@ -27,6 +27,8 @@ export interface Work<T> {
   settle?(value: T): Promise<T> | undefined;
   failed?(value: T): boolean;
   callersOwn?(error: unknown): boolean;
+  /** What a rejection of `settle`'s promise says, when the work knows better than its error. */
+  verdictOf?(error: unknown): Verdict | undefined;
   fault?(error: unknown): unknown;
 }
 
@@ -69,3 +71,33 @@ export interface Attempt<T> {
   headers: Readonly<Record<string, string>>;
   remainingMs: number | undefined;
 }
+
+/**
+ * How an attempt ended, as far as the protections the dependency shares are concerned:
+ * - `ok`: it answered, with an answer that is not a failure;
+ * - `bad-answer`: it answered with a failure (a 5xx that is not a refusal);
+ * - `error`: `call`'s work rejected with an ordinary error (the dependency answered, badly);
+ * - `refused`: the dependency said it is overloaded (a 429, or a 503 or other refusal with a
+ *   `Spillway-Retry`, problem+json or `Retry-After` signal): the dependency doing its job, which
+ *   the throttle and the retry budget answer — not a failure for the breaker, which would turn
+ *   a dependency that serves part of its traffic into one that serves none;
+ * - `failed`: it outlived the dependency's own `timeoutMs`, was not reached, or answered a
+ *   bare 503 (no signal: a proxy's, say);
+ * - `local`: refused here before anything was sent (own breaker, cap, throttle, deadline);
+ * - `caller`: it ended for the caller's own reasons — it gave up, its deadline passed, or its
+ *   request was malformed — which say nothing about the dependency. A caller (or a remote
+ *   client whose input the caller forwards) cannot trip the breaker, drain the budget, raise
+ *   the throttle or shrink an adaptive cap for everyone else.
+ *
+ * | verdict | breaker | retry budget | throttle | cap |
+ * |---|---|---|---|---|
+ * | ok | success | success | accept | ok |
+ * | refused | – | failure | refusal | dropped |
+ * | bad-answer | failure | – | accept | dropped |
+ * | error | failure | – | accept | ignored |
+ * | failed | failure | failure | refusal | dropped |
+ * | local, caller | – | – | – | ignored |
+ *
+ * The retry budget counts the call as a request at its first outcome, unless `caller`.
+ */
+export type Verdict = 'ok' | 'refused' | 'bad-answer' | 'error' | 'failed' | 'local' | 'caller';

@@ -24,27 +24,32 @@ describe('refusalOf', () => {
     expect(await refusalOf(response(429), context)).toEqual({
       signal: 'later',
       retryAfterMs: undefined,
+      explicit: true,
     });
+    // A bare 503 says nothing of overload itself: its signal is inferred.
     expect(await refusalOf(response(503), context)).toEqual({
       signal: 'elsewhere',
       retryAfterMs: undefined,
+      explicit: false,
     });
     expect(await refusalOf(response(503, { 'retry-after': '3' }), context)).toEqual({
       signal: 'later',
       retryAfterMs: 3_000,
+      explicit: true,
     });
     expect(
       await refusalOf(response(503, { 'retry-after': 'Thu, 01 Jan 2026 00:00:10 GMT' }), context),
-    ).toEqual({ signal: 'later', retryAfterMs: 10_000 });
+    ).toEqual({ signal: 'later', retryAfterMs: 10_000, explicit: true });
   });
 
   it('Spillway-Retry wins, and makes a 5xx a refusal', async () => {
     expect(
       await refusalOf(response(503, { 'spillway-retry': 'never', 'retry-after': '1' }), context),
-    ).toEqual({ signal: 'never', retryAfterMs: 1_000 });
+    ).toEqual({ signal: 'never', retryAfterMs: 1_000, explicit: true });
     expect(await refusalOf(response(500, { 'spillway-retry': 'elsewhere' }), context)).toEqual({
       signal: 'elsewhere',
       retryAfterMs: undefined,
+      explicit: true,
     });
   });
 
@@ -54,11 +59,13 @@ describe('refusalOf', () => {
     expect(await refusalOf(response(503, headers, r.body), context)).toEqual({
       signal: 'later',
       retryAfterMs: 1_234,
+      explicit: true,
     });
     const never = refusalResponse({ reason: 'deadline' });
     expect(await refusalOf(response(503, headers, never.body), context)).toEqual({
       signal: 'never',
       retryAfterMs: undefined,
+      explicit: true,
     });
   });
 
@@ -75,17 +82,20 @@ describe('refusalOf', () => {
       expect(await refusalOf(response(503, headers, body), context)).toEqual({
         signal: 'elsewhere',
         retryAfterMs: undefined,
+        explicit: false,
       });
     }
     for (const retryAfter of ['-1', 'abc', '1e3', '1, 2', '   ', '9'.repeat(70)]) {
       expect(await refusalOf(response(429, { 'retry-after': retryAfter }), context)).toEqual({
         signal: 'later',
         retryAfterMs: undefined,
+        explicit: true,
       });
     }
     expect(await refusalOf(response(429, { 'retry-after': '99999999999' }), context)).toEqual({
       signal: 'later',
       retryAfterMs: 86_400_000,
+      explicit: true,
     });
   });
 
@@ -104,12 +114,13 @@ describe('refusalOf', () => {
       }),
       context,
     );
-    expect(refusal).toEqual({ signal: 'elsewhere', retryAfterMs: undefined });
+    expect(refusal).toEqual({ signal: 'elsewhere', retryAfterMs: undefined, explicit: false });
     expect(pulled).toBeLessThan(10);
     const declared = response(503, { 'content-length': '1000000' }, 'short');
     expect(await refusalOf(declared, context)).toEqual({
       signal: 'elsewhere',
       retryAfterMs: undefined,
+      explicit: false,
     });
     expect(declared.bodyUsed).toBe(true);
   });

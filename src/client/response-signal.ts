@@ -19,6 +19,12 @@ import {
 export interface ResponseRefusal {
   readonly signal: RetrySignal;
   readonly retryAfterMs: number | undefined;
+  /**
+   * True when the callee said it is overloaded — a 429, or a signal in `Spillway-Retry`, a
+   * problem+json body or `Retry-After`; false for a bare 503, whose signal is inferred (a proxy
+   * with no upstream answers so, as does a server that is down rather than busy).
+   */
+  readonly explicit: boolean;
 }
 
 /** Largest refusal body read (problem+json bodies are a few hundred bytes). */
@@ -46,8 +52,9 @@ export async function refusalOf(
     signal ??= problem.signal;
     retryAfterMs ??= problem.retryAfterMs;
   }
+  const explicit = status === 429 || signal !== undefined || retryAfterMs !== undefined;
   signal ??= status === 429 || retryAfterMs !== undefined ? 'later' : 'elsewhere';
-  return { signal, retryAfterMs };
+  return { signal, retryAfterMs, explicit };
 }
 
 function isProblem(contentType: string | null): boolean {

@@ -66,6 +66,8 @@ export class FetchWork implements Work<Response> {
   readonly #target: string | URL | Request;
   readonly #init: RequestInit | undefined;
   readonly #baseHeaders: HeadersLike | undefined;
+  /** The last refusal the callee made explicitly (see `verdictOf`). */
+  #refused: unknown;
 
   constructor(s: Settings, input: string | URL | Request, init: RequestInit | undefined) {
     this.#s = s;
@@ -112,14 +114,21 @@ export class FetchWork implements Work<Response> {
     return refusalOf(response, { names: s.names, wallNow: () => s.clock.wallNow() }).then(
       (refusal) => {
         if (refusal === undefined) return response;
-        throw new DependencyOverloadedError(`${s.name} refused the request (${status})`, {
+        const error = new DependencyOverloadedError(`${s.name} refused the request (${status})`, {
           signal: refusal.signal,
           retryAfterMs: refusal.retryAfterMs,
           dependency: s.name,
           status,
         });
+        if (refusal.explicit) this.#refused = error;
+        throw error;
       },
     );
+  }
+
+  /** The dependency's own word that it is overloaded is a refusal; a bare 503 a failure. */
+  verdictOf(error: unknown): 'refused' | undefined {
+    return error === this.#refused ? 'refused' : undefined;
   }
 
   failed(response: Response): boolean {

@@ -1,5 +1,6 @@
 /** Thrown when a dependency cannot be reached at the network level. */
 import { errorCodes } from './codes.js';
+import { networkDetail } from './failure-summary.js';
 import type { RetrySignal } from './overloaded-error.js';
 import { SpillwayError, type SpillwayErrorOptions } from './spillway-error.js';
 
@@ -30,9 +31,11 @@ export class DependencyUnreachableError extends SpillwayError {
   readonly attempts: number;
 
   constructor(options: DependencyUnreachableErrorOptions) {
+    const detail = networkDetail(options.cause);
+    const notes = [detail, options.sent ? undefined : 'request not sent'].filter(Boolean);
     super(
       errorCodes.unreachable,
-      `${options.dependency ?? 'Dependency'} unreachable${options.sent ? '' : ' (request not sent)'}`,
+      `${options.dependency ?? 'Dependency'} unreachable${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`,
       options,
     );
     this.sent = options.sent;

@@ -13,6 +13,7 @@ import { systemClock } from '../clock/clock.js';
 import { SpillwayConfigError } from '../errors/config-error.js';
 import { DependencyOverloadedError, type RetrySignal } from '../errors/overloaded-error.js';
 import { RetryBudgetExhaustedError } from '../errors/retry-budget-error.js';
+import { summaryOf } from '../errors/failure-summary.js';
 import { clockLike } from '../internal/validate.js';
 import { backoff, isBackoff, type Backoff, type BackoffOptions } from '../backoff/backoff.js';
 import { budgetCarriedBy, isRetryBudget, type RetryBudget } from '../retry-budget/retry-budget.js';
@@ -172,9 +173,12 @@ function nextDelay(error: unknown, attempt: number, o: RetryOptions): number {
   // that dependency counted the attempt already, so only the withdrawal happens here.
   const spend = budget ?? budgetCarriedBy(error);
   if (spend !== undefined && !spend.tryRetry()) {
+    const status = (error as { status?: unknown }).status;
     throw new RetryBudgetExhaustedError({
       attempts: attempt,
       dependency: o.dependency ?? dependencyOf(error),
+      status: typeof status === 'number' ? status : undefined,
+      retryAfterMs: c.retryAfterMs,
       cause: error,
     });
   }
@@ -206,7 +210,8 @@ function giveUp(ending: {
   const status = (error as { status?: unknown }).status;
   return new DependencyOverloadedError(
     `Gave up on ${dependency ?? 'the dependency'} after ${attempts} attempt(s)` +
-      (deadlineReason === undefined ? '' : `: ${deadlineReason}`),
+      (deadlineReason === undefined ? '' : `: ${deadlineReason}`) +
+      `; the last: ${summaryOf(error)}`,
     {
       signal: deadlineReason === undefined ? c.signal : 'never',
       retryAfterMs: c.retryAfterMs,
