@@ -1,15 +1,16 @@
 #!/usr/bin/env node
-// dependency.fetch over a bare fetch in CPU time per call, the cases' calls alternating one by
-// one in ONE process (issue: spillway/client, target ≤ 1.05 ×).
-// bench/client.js times rounds of 250 ms per case, and a loopback fetch on a shared 2-core VM
-// moves by ±20 % from one round to the next; bench/client-instructions.js counts instructions,
-// exactly, but only in user space (the socket's share in the kernel is left out, which makes
-// every ratio larger than the CPU time's) and under valgrind. Here each case makes one call in
-// turn (in an order shuffled afresh every round), and each call's CPU time — user and system of
-// this process, from process.cpuUsage() — and wall time are added to its case. What the
+// The verdict on the caller-overhead target (BENCHMARKS.md, "Caller overhead"): a default
+// dependency.fetch against a bare fetch, and against cockatiel's wrap(bulkhead, circuitBreaker,
+// retry) around the same fetch, in CPU time per call, the cases' calls alternating one by one in
+// ONE process. A loopback fetch's time on a shared 2-core VM moves far more from one moment to
+// the next than the few per cent the target is about (diagnostics/client-rounds.js shows it),
+// and diagnostics/client-instructions.js counts exactly but only user space, under valgrind.
+// Here each case makes one call in turn (in an order shuffled afresh every round), and each
+// call's CPU time — user and system of this process, from process.cpuUsage() — and wall time
+// are added to its case. What the
 // machine does at one moment (a neighbour, the clock speed) falls on every case alike, and the
 // cases share one compiled fetch, so however V8 compiled Node's internals, it did so for all.
-// The server (bench/ok-server.js) runs in a child process: its CPU is not counted here. With
+// The server (lib/ok-server.js) runs in a child process: its CPU is not counted here. With
 // two or more cores, this process is pinned to the first and the server to the second
 // (taskset, BENCHMARKS.md rule 6), so neither waits for the other's core.
 // Caveats: process.cpuUsage() counts every thread of the process, so V8's background
@@ -20,18 +21,16 @@
 // the plain mean's ratio); the calls are also cut into batches in order, and the trimmed ratio's
 // median and range over the batches shows how far it moves.
 // One process is not the whole story: how V8 compiled this process's code (and where it put it)
-// moves a ratio by a per cent or two from one process to the next, more than the batches within
-// one process move. --runs N makes N processes in turn, one after the other, and reports each
+// moves a ratio from one process to the next by more than the batches within one process move. --runs N makes N processes in turn, one after the other, and reports each
 // case's trimmed ratio in every run and its median (min–max) over the runs.
-// Which cases share the process moved a ratio as well (the default dependency.fetch read from
-// 1.033 to 1.065 × on Node 20 over four sets of cases, 5 processes each) — mostly the fixed order
-// the cases then took turns in (below); compare rows of one set, and read a verdict over several
-// sets. --block N lets each case make N calls in a row in its turn (each then runs as it would in
-// a loop of its own), still in one process.
+// Which cases share the process moved a ratio as well — mostly the fixed order the cases then
+// took turns in (below); compare rows of one set, and read a verdict over several sets.
+// --block N lets each case make N calls in a row in its turn (each then runs as it would in a
+// loop of its own), still in one process.
 // Why shuffled: a call runs warmer after one that ran the same code. Turning a fixed order by one
 // case a round (as this bench first did) keeps every case's predecessor the same, so a case that
 // always follows its twin is cheaper: with --control (a second bare case, placed just before the
-// bare one in that cycle) every other row read ~1.5 % higher than without it. A fresh random
+// bare one in that cycle) every other row read higher than without it. A fresh random
 // order each round gives every case every predecessor alike; --order rotate keeps the old cycle.
 // Usage: node bench/client-cpu.js --help
 import { execFileSync } from 'node:child_process';
@@ -70,9 +69,10 @@ const { values } = parseArgs({
 if (values.help) {
   console.log(`Usage: node bench/client-cpu.js [options]
 
-dependency.fetch over a bare fetch in CPU time per call, against a loopback keep-alive server
-in another process; the cases alternate call by call in one process (see the comment at the
-top of this file for why, and BENCHMARKS.md for results).
+dependency.fetch over a bare fetch (and cockatiel's policies around the same fetch) in CPU time
+per call, against a loopback keep-alive server in another process; the cases alternate call by
+call in one process (see the comment at the top of this file for why, and BENCHMARKS.md for
+results).
 
   --calls N      counted calls of every case (default 40000)
   --warmup N     calls of every case made first and not counted (default 4000)

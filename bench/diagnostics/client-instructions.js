@@ -65,8 +65,8 @@ const deadlineMs = 50_000;
 
 // V8's garbage collector and optimizing compiler, by function name (their C++ is symbolized in
 // Node's binary; JIT code, builtins and the rest of the runtime are not matched). Each
-// scavenge also walks the startup and shared object caches as roots (IterateObjectCache,
-// ~400 k instructions a scavenge on Node 20, called only from Heap::IterateRoots).
+// scavenge also walks the startup and shared object caches as roots (IterateObjectCache, a
+// large share of a scavenge, called only from Heap::IterateRoots).
 const compilerFunction =
   /v8::internal::(compiler::|Compiler::|Runtime_Compile|OptimizedCompilationInfo|Zone::|AccountingAllocator|turboshaft::|SourcePositionTable|CodeGenerator|BytecodeGraphBuilder)/;
 const gcFunction =

@@ -1,8 +1,8 @@
 // The 503 cases of S8 refuse because one request holds the only slot of a limit-1 guard. That
 // request is sent from the driver, never from the server's own process: one HTTP client request
 // in the server process is enough for V8 to compile Node's tick queue more generally for every
-// later response (on Node 24, about +4,100 instructions per response measured on the bare 503
-// server), a cost that would be charged to whichever server happened to hold its own slot.
+// later response (BENCHMARKS.md, S8, says how much), a cost that would be charged to whichever
+// server happened to hold its own slot.
 import { connect } from 'node:net';
 
 /**
