@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { parseRetryAfter } from '../http/codecs.js';
 import type { Connection, Target } from './connection.js';
 import { ConnectionPool, type PoolListener } from './connection-pool.js';
 import { DeadlineQueue } from './deadline-queue.js';
@@ -13,7 +14,6 @@ import type { ResolvedOptions } from './options.js';
 import { outcomeOfStatus, type Outcome } from './outcome.js';
 import type { GroupRecorder } from './recorder.js';
 import { LiveRequests, recordDropped, type Request, type RequestGroup } from './request.js';
-import { parseRetryAfterMs } from './retry-after.js';
 import { retryDelayMs } from './retry-policy.js';
 import type { Arrival } from './schedule.js';
 import { armTimer } from './timer.js';
@@ -161,7 +161,7 @@ export class InFlight implements PoolListener {
     const outcome = outcomeOfStatus(status);
     const retryAfterMs =
       outcome === 'rejected' && retryAfter !== undefined
-        ? parseRetryAfterMs(retryAfter, Date.now())
+        ? parseRetryAfter(retryAfter, Date.now())
         : undefined;
     this.#attemptEnded(request, { outcome, status, retryAfterMs, reason: '' });
     this.#onAnswer();

@@ -3,6 +3,7 @@
 // its whole drain; a hint inside the run is still honoured. Bounds are generous: the defect
 // made a 1.5 s run last over 40 s.
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseRetryAfter } from '../../src/http/index.js';
 import { runLoad } from '../../src/load/index.js';
 import { startServer, type TestServer } from './servers.js';
 
@@ -60,5 +61,25 @@ describe('runLoad and Retry-After', () => {
     expect(result.totals.ok).toBe(result.totals.offered);
     expect(result.totals.retries).toBe(1);
     expect(sentAt[sentAt.length - 1]! - sentAt[0]!).toBeGreaterThanOrEqual(999);
+  });
+
+  it('reads Retry-After with the HTTP codec the client uses: what it cannot read is no hint', async () => {
+    for (const value of ['3', 'Sun, 06 Nov 1994 08:49:37 GMT', '2099-01-01T00:00:00Z']) {
+      server = await startServer((_req, res) => {
+        res.writeHead(429, { 'retry-after': value, 'content-length': '0' }).end();
+      });
+      const { totals } = await runLoad({ url: `${server.url}/`, ratePerSec: 20, durationMs: 200 });
+      const expected = parseRetryAfter(value, Date.now());
+      expect(totals.rejected).toBeGreaterThan(0);
+      if (expected === undefined) {
+        expect(totals.retryAfterMs).toBeUndefined();
+        expect(totals.rejectedWithoutRetryAfter).toBe(totals.rejected);
+      } else {
+        expect(totals.retryAfterMs?.max).toBeCloseTo(expected, -1);
+        expect(totals.rejectedWithoutRetryAfter).toBe(0);
+      }
+      await server.close();
+      server = undefined;
+    }
   });
 });
