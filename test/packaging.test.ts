@@ -2,7 +2,7 @@
 // subpath imported from ESM, required from CommonJS (require(esm), Node >= 20.19), and
 // type-checked from TypeScript under both `nodenext` and `bundler` resolution.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -25,10 +25,8 @@ beforeAll(async () => {
   });
   const tarball = join(project, stdout.trim().split('\n').pop()!);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
-  // --prefer-offline, not --offline: `npm ci` caches the tarballs it installs but not the
-  // registry metadata that resolving the package's own dependencies (uplot) needs, so on a
-  // fresh machine an offline install fails with ENOTCACHED.
-  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], {
+  // --offline: the package has no dependencies, so nothing but the tarball is installed.
+  await run('npm', ['install', '--no-audit', '--no-fund', '--offline', tarball], {
     cwd: project,
   });
 }, 120_000);
@@ -46,8 +44,31 @@ describe('the packed package', () => {
     expect(stdout).toContain('package/dist/index.js');
     expect(stdout).toContain('package/dist/index.d.ts');
     expect(stdout).toContain('package/docs/errors.md');
+    for (const file of ['LICENSE', 'uPlot.iife.min.js', 'uPlot.min.css']) {
+      expect(stdout).toContain(`package/dist/load/report/vendor/uplot/${file}`);
+    }
     expect(stdout).not.toMatch(/\.test\.(js|d\.ts)/);
     expect(stdout).not.toContain('package/src/');
+  });
+
+  it('has no dependencies, and writes its HTML report with uPlot and its licence inlined', async () => {
+    const installed = JSON.parse(
+      readFileSync(join(project, 'node_modules', 'spillway', 'package.json'), 'utf8'),
+    ) as { dependencies?: unknown };
+    expect(installed.dependencies).toBeUndefined();
+    const modules = readdirSync(join(project, 'node_modules')).filter((n) => !n.startsWith('.'));
+    expect(modules).toEqual(['spillway']);
+    writeFileSync(
+      join(project, 'report.mjs'),
+      `import { renderReport } from 'spillway/load';
+const html = await renderReport({ title: 'packed', runs: [] });
+if (!html.includes('var uPlot=') || !html.includes('.uplot')) throw new Error('uPlot missing');
+if (!html.includes('Copyright (c) 2022 Leon Sorokin')) throw new Error('licence missing');
+console.log('ok');`,
+    );
+    expect((await run(process.execPath, ['report.mjs'], { cwd: project })).stdout.trim()).toBe(
+      'ok',
+    );
   });
 
   it('imports every subpath from ESM', async () => {

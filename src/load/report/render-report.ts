@@ -1,26 +1,15 @@
 /**
- * The HTML report: one self-contained file (uPlot's code and styles inlined, the data embedded
- * as JSON) that opens offline in any browser. Takes several labelled runs at once, so a demo
- * can hand over every scenario against every server in one call.
+ * The HTML report: one self-contained file (uPlot's code and styles inlined with its licence,
+ * the data embedded as JSON) that opens offline in any browser. Takes several labelled runs at
+ * once, so a demo can hand over every scenario against every server in one call.
  *
  * @module
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { writeFile } from 'node:fs/promises';
+import { chartLibrary } from './chart-library.js';
 import { reportData, type ReportOptions } from './report-data.js';
 import { reportScript } from './report-script.js';
 import { reportStyle } from './report-style.js';
-
-const require = createRequire(import.meta.url);
-
-/** uPlot's browser build and stylesheet, read from the installed package. */
-async function chartLibrary(): Promise<{ script: string; style: string }> {
-  const [script, style] = await Promise.all([
-    readFile(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
-    readFile(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
-  ]);
-  return { script, style };
-}
 
 /** Text that cannot close the element it is embedded in. */
 function inline(text: string): string {
