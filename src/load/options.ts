@@ -1,6 +1,7 @@
 /**
- * The options of a load run, their defaults (all here, in one place) and their validation.
- * Bad options fail before any load is sent, with an error naming the option and the value.
+ * The options of a load run, their defaults and their validation (a group's own in
+ * `group-options.ts`). Bad options fail before any load is sent, with an error naming the
+ * option and the value.
  *
  * @module
  */
@@ -16,50 +17,17 @@ import {
 } from '../core/internal/validate.js';
 import { arrivals, type Arrival } from './arrivals.js';
 import {
-  checkHeaders,
-  checkMethod,
-  checkPath,
-  mergeHeaders,
-  serialiseRequest,
-} from './http-request.js';
-import { checkRetryPolicy, type RetryPolicy } from './retry-policy.js';
+  resolveGroup,
+  type GroupDefaults,
+  type LoadGroup,
+  type ResolvedGroup,
+} from './group-options.js';
+import { checkHeaders, checkMethod } from './http-request.js';
+import type { RetryPolicy } from './retry-policy.js';
 import type { LoadProgress, WindowStats } from './result.js';
-import { maxTimerDelayMs } from './timer.js';
+import { maxTimerDelayMs, timerMs } from './timer.js';
 
-/** One stream of requests with its own rate and shape: a tenant, a route, a canary. */
-export interface LoadGroup {
-  /** Name in tables and reports. @default `'default'` for a single group, else `group-<i>` */
-  readonly name?: string;
-  /** Mean arrivals per second. */
-  readonly ratePerSec: number;
-  /** @default the run's `arrival` */
-  readonly arrival?: Arrival;
-  /** @default the run's `method` */
-  readonly method?: string;
-  /** Path and query. `{client}` is replaced by the client index. @default the URL's path */
-  readonly path?: string;
-  /**
-   * Extra headers, merged over the run's `headers`. `{client}` in a value is replaced by the
-   * client index (0 … clients − 1), so one group can stand for many callers.
-   */
-  readonly headers?: Readonly<Record<string, string>>;
-  /** Request body. @default the run's `body` */
-  readonly body?: string | Uint8Array;
-  /** Per-attempt client deadline in ms; 0 for none. @default the run's `deadlineMs` */
-  readonly deadlineMs?: number;
-  /** An `ok` counts as goodput only within this latency. @default the run's `sloMs` */
-  readonly sloMs?: number;
-  /** Distinct client identities the group's requests rotate through. @default 1 */
-  readonly clients?: number;
-  /** When the group starts, ms after the run starts. @default 0 */
-  readonly startMs?: number;
-  /** How long the group sends. @default the run's `durationMs` − `startMs` */
-  readonly durationMs?: number;
-  /** Stop after this many requests. @default no limit */
-  readonly maxRequests?: number;
-  /** @default the run's `retry` */
-  readonly retry?: RetryPolicy;
-}
+export type { LoadGroup, ResolvedGroup } from './group-options.js';
 
 /** Validity thresholds: a run past any of them is flagged as not valid. */
 export interface ValidityThresholds {
@@ -160,26 +128,6 @@ export interface LoadOptions {
   }) => void;
 }
 
-/** A group with every default applied and its requests serialised. */
-export interface ResolvedGroup {
-  readonly index: number;
-  readonly name: string;
-  readonly ratePerSec: number;
-  readonly arrival: Arrival;
-  readonly method: string;
-  readonly path: string;
-  readonly deadlineMs: number;
-  readonly goodWithinMs: number;
-  readonly clients: number;
-  readonly startMs: number;
-  readonly durationMs: number;
-  readonly maxRequests: number;
-  readonly retry: RetryPolicy;
-  readonly noBody: boolean;
-  /** One serialised request per client identity. */
-  readonly requests: readonly Buffer[];
-}
-
 /** Every option resolved. */
 export interface ResolvedOptions {
   readonly url: URL;
@@ -212,7 +160,6 @@ const maxGroups = 1000;
  * (the kernel then drops the SYNs, and those connections wait a second or more).
  */
 const maxConnectBurst = 128;
-const maxClients = 10_000;
 
 /** Applies defaults and validates; throws {@link SpillwayConfigError} naming the option. */
 export function resolveOptions(input: LoadOptions): ResolvedOptions {
@@ -261,81 +208,21 @@ export function resolveOptions(input: LoadOptions): ResolvedOptions {
     ];
   }
 
-  const host = url.host;
   const names = new Set<string>();
-  const groups = groupInputs.map((raw, index): ResolvedGroup => {
-    const at = `groups[${index}]`;
-    const g = optionsObject(at, raw);
-    const name = nonEmptyString(`${at}.name`, g.name ?? `group-${index}`);
-    if (names.has(name)) throw new SpillwayConfigError(`${at}.name`, 'a unique group name', name);
-    names.add(name);
-    const groupDeadline = timerMs(
-      `${at}.deadlineMs`,
-      nonNegativeNumber(`${at}.deadlineMs`, g.deadlineMs ?? deadlineMs),
-    );
-    const slo = g.sloMs ?? options.sloMs;
-    if (slo !== undefined) positiveNumber(`${at}.sloMs`, slo);
-    const startMs = timerMs(`${at}.startMs`, nonNegativeNumber(`${at}.startMs`, g.startMs ?? 0));
-    const rate = positiveNumber(`${at}.ratePerSec`, g.ratePerSec);
-    const maxRequests =
-      g.maxRequests === undefined
-        ? Number.POSITIVE_INFINITY
-        : positiveInteger(`${at}.maxRequests`, g.maxRequests);
-    // A group starting at or after the end (a canary "after the rush") runs long enough to
-    // send its maxRequests.
-    const groupDuration = timerMs(
-      `${at}.durationMs`,
-      positiveNumber(
-        `${at}.durationMs`,
-        g.durationMs ??
-          Math.max(
-            durationMs - startMs,
-            Number.isFinite(maxRequests) ? (maxRequests * 1000) / rate : 0,
-          ),
-      ),
-    );
-    const clients = positiveInteger(`${at}.clients`, g.clients ?? 1);
-    if (clients > maxClients) {
-      throw new SpillwayConfigError(`${at}.clients`, `at most ${maxClients}`, clients);
-    }
-    const groupMethod = g.method === undefined ? method : checkMethod(`${at}.method`, g.method);
-    const path = checkPath(`${at}.path`, g.path ?? `${url.pathname}${url.search}`);
-    const headers = mergeHeaders(runHeaders, checkHeaders(`${at}.headers`, g.headers));
-    const body = g.body ?? options.body;
-    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-    const requests = Array.from({ length: clients }, (_, client) => {
-      const id = String(client);
-      const sub = (s: string): string => s.replaceAll('{client}', id);
-      return serialiseRequest(
-        {
-          method: groupMethod,
-          path: sub(path),
-          host,
-          headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, sub(v)])),
-          body: bytes,
-          close: connection === 'new',
-        },
-        at,
-      );
-    });
-    return {
-      index,
-      name,
-      ratePerSec: rate,
-      arrival: oneOf(`${at}.arrival`, g.arrival ?? arrival, arrivals),
-      method: groupMethod,
-      path,
-      deadlineMs: groupDeadline,
-      goodWithinMs: slo ?? (groupDeadline > 0 ? groupDeadline : Number.POSITIVE_INFINITY),
-      clients,
-      startMs,
-      durationMs: groupDuration,
-      maxRequests,
-      retry: checkRetryPolicy(`${at}.retry`, g.retry ?? options.retry ?? { kind: 'none' }),
-      noBody: groupMethod === 'HEAD',
-      requests,
-    };
-  });
+  const run: GroupDefaults = {
+    url,
+    durationMs,
+    deadlineMs,
+    method,
+    headers: runHeaders,
+    arrival,
+    connection,
+    sloMs: options.sloMs,
+    body: options.body,
+    retry: options.retry,
+    names,
+  };
+  const groups = groupInputs.map((raw, index) => resolveGroup(raw, run, index));
 
   const totalRate = groups.reduce((sum, g) => sum + g.ratePerSec, 0);
   const holdMs = (g: ResolvedGroup): number => (g.deadlineMs > 0 ? g.deadlineMs : 10_000);
@@ -406,21 +293,6 @@ export function resolveOptions(input: LoadOptions): ResolvedOptions {
       ),
     },
   };
-}
-
-/**
- * A time that becomes (part of) one timer's delay: at most what a timer can wait, so no option
- * can make a timer fire at once and spin (see `timer.ts`).
- */
-function timerMs(option: string, ms: number): number {
-  if (ms > maxTimerDelayMs) {
-    throw new SpillwayConfigError(
-      option,
-      `at most ${maxTimerDelayMs} ms (about 24.8 days, the longest a timer waits)`,
-      ms,
-    );
-  }
-  return ms;
 }
 
 function parseUrl(value: unknown): URL {

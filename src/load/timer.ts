@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { SpillwayConfigError } from '../core/errors/config-error.js';
 
 /** The longest delay a Node timer waits, in ms (about 24.8 days). */
 export const maxTimerDelayMs = 2 ** 31 - 1;
@@ -27,4 +28,19 @@ export function armTimer<A extends unknown[]>(
   ...args: A
 ): NodeJS.Timeout {
   return setTimeout(callback, timerDelayMs(delayMs), ...args);
+}
+
+/**
+ * A time that becomes (part of) one timer's delay: at most what a timer can wait, so no option
+ * can make a timer fire at once and spin (see `timer.ts`).
+ */
+export function timerMs(option: string, ms: number): number {
+  if (ms > maxTimerDelayMs) {
+    throw new SpillwayConfigError(
+      option,
+      `at most ${maxTimerDelayMs} ms (about 24.8 days, the longest a timer waits)`,
+      ms,
+    );
+  }
+  return ms;
 }
