@@ -49,6 +49,19 @@ describe('the packed package', () => {
     }
     expect(stdout).not.toMatch(/\.test\.(js|d\.ts)/);
     expect(stdout).not.toContain('package/src/');
+    expect(stdout).toContain('package/LICENSE');
+    // No source maps pointing at sources it does not ship, no types for the CLI's internals.
+    expect(stdout).not.toMatch(/\.map$/m);
+    expect(stdout).not.toMatch(/package\/dist\/cli\/.*\.d\.ts$/m);
+  });
+
+  it('runs nothing when installed (no install or prepare script)', () => {
+    const installed = JSON.parse(
+      readFileSync(join(project, 'node_modules', 'spillway', 'package.json'), 'utf8'),
+    ) as { scripts?: Record<string, string> };
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) {
+      expect(installed.scripts?.[hook]).toBeUndefined();
+    }
   });
 
   it('has no dependencies, and writes its HTML report with uPlot and its licence inlined', async () => {
