@@ -20,12 +20,6 @@ export {
 } from './codecs.js';
 export { defaultHeaderNames, headerNamesOf, type HeaderNames } from './header-names.js';
 export { formatRateLimit, formatRateLimitPolicy, policyName } from './rate-limit-fields.js';
-export {
-  refusalResponse,
-  refusalTable,
-  type QuotaInfo,
-  type Refusal,
-  type RefusalReason,
-  type RefusalResponse,
-} from './refusal.js';
+export { refusalTable, type QuotaInfo, type Refusal, type RefusalReason } from './refusal.js';
+export { refusalResponse, type RefusalResponse } from './refusal-response.js';
 export { refusalFromError } from './refusal-from-error.js';

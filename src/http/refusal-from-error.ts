@@ -5,15 +5,20 @@
  *
  * @module
  */
-import { isSpillwayError, retrySignals, type RetrySignal } from '../index.js';
+import {
+  RateLimitedError,
+  RejectedError,
+  isSpillwayError,
+  retrySignals,
+  type RetrySignal,
+} from '../index.js';
+import { refusalOfRejection } from './refusal-of-rejection.js';
 import type { Refusal } from './refusal.js';
 
 interface SignalCarrier {
   readonly signal?: unknown;
   readonly retryAfterMs?: unknown;
   readonly attempts?: unknown;
-  readonly reason?: unknown;
-  readonly code?: unknown;
 }
 
 function statusOf(error: object): number | undefined {
@@ -30,10 +35,19 @@ function finiteMs(value: unknown): number | undefined {
  * The refusal a failed handler's error stands for, or undefined for an ordinary failure (a
  * 500). Recognises: Spillway errors carrying a `signal` (from `spillway/client`); Spillway's own
  * rejections from a limit used inside the handler; and any error with `status`, `statusCode` or
- * `response.status` of 429 or 503 (HTTP client libraries).
+ * `response.status` of 429 or 503 (HTTP client libraries). Never throws: a value whose fields
+ * throw when read (a getter, a proxy) is an ordinary failure.
  */
 export function refusalFromError(error: unknown): Refusal | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
+  try {
+    return refusalOf(error);
+  } catch {
+    return undefined;
+  }
+}
+
+function refusalOf(error: object): Refusal | undefined {
   if (isSpillwayError(error)) {
     const e = error as SignalCarrier;
     const retryAfterMs = finiteMs(e.retryAfterMs);
@@ -43,18 +57,14 @@ export function refusalFromError(error: unknown): Refusal | undefined {
       const signal: RetrySignal = attempts > 1 ? 'never' : (e.signal as RetrySignal);
       return { reason: 'dependency', signal, retryAfterMs };
     }
-    switch (e.reason) {
-      case 'queue-full':
-      case 'queue-timeout':
-      case 'shed':
-        return { reason: 'dependency', signal: 'later', retryAfterMs };
-      case 'deadline':
-        return { reason: 'deadline' };
-      default:
-        if (e.code === 'SPILLWAY_E_RATE_LIMITED')
-          return { reason: 'dependency', signal: 'later', retryAfterMs };
-        return undefined;
+    if (error instanceof RejectedError || error instanceof RateLimitedError) {
+      // A limit the handler used refused. What that means here (none for `aborted`: the work
+      // was called off) is passed up as a dependency's refusal: a spent deadline stays one.
+      const here = refusalOfRejection(error);
+      if (here === undefined || here.reason === 'deadline') return here;
+      return { reason: 'dependency', signal: 'later', retryAfterMs };
     }
+    return undefined;
   }
   const status = statusOf(error);
   if (status === 429 || status === 503) {

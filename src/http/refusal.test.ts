@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { DependencyOverloadedError, QueueFullError, RateLimitedError } from '../index.js';
 import { defaultHeaderNames } from './header-names.js';
 import { refusalFromError } from './refusal-from-error.js';
-import { refusalResponse, refusalTable, type RefusalReason } from './refusal.js';
+import { refusalResponse } from './refusal-response.js';
+import { refusalTable, type RefusalReason } from './refusal.js';
 
 function headerMap(flat: string[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -60,8 +61,12 @@ describe('refusalResponse', () => {
       for (const retryAfterMs of [undefined, 0, 1, 999, 1_001]) {
         const r = refusalResponse({ reason, retryAfterMs });
         const h = headerMap(r.headers);
-        expect([429, 503]).toContain(r.status);
-        expect(['later', 'elsewhere', 'never']).toContain(h['spillway-retry']);
+        if (reason === 'failure') {
+          expect([r.status, r.signal, h['spillway-retry']]).toEqual([500, undefined, undefined]);
+        } else {
+          expect([429, 503]).toContain(r.status);
+          expect(['later', 'elsewhere', 'never']).toContain(h['spillway-retry']);
+        }
         if (r.signal === 'later') expect(Number(h['retry-after'])).toBeGreaterThanOrEqual(1);
         else expect(h['retry-after']).toBeUndefined();
         const body = JSON.parse(r.body) as { type: string; status: number; title: string };
@@ -75,6 +80,22 @@ describe('refusalResponse', () => {
     expect(refusalResponse({ reason: 'capacity', signal: 'elsewhere' }).headers).not.toContain(
       'retry-after',
     );
+  });
+
+  it('the 500 for a failure that is not overload: no retry advice, the same bytes as ever', () => {
+    const r = refusalResponse({ reason: 'failure', retryAfterMs: 5_000 });
+    const body =
+      '{"type":"about:blank","title":"Internal Server Error","status":500,' +
+      '"detail":"The request failed on the server."}';
+    expect(r.status).toBe(500);
+    expect(r.signal).toBeUndefined();
+    expect(r.body).toBe(body);
+    expect(r.headers).toEqual([
+      'content-type',
+      'application/problem+json',
+      'content-length',
+      String(body.length),
+    ]);
   });
 
   it('uses configured header names', () => {
@@ -145,5 +166,15 @@ describe('refusalFromError (propagation)', () => {
     expect(refusalFromError(Object.assign(new Error('x'), { status: 500 }))).toBeUndefined();
     expect(refusalFromError('string')).toBeUndefined();
     expect(refusalFromError(null)).toBeUndefined();
+    // A thrown value whose fields throw when read is an ordinary failure, never a second throw.
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('read me not');
+        },
+      },
+    );
+    expect(refusalFromError(hostile)).toBeUndefined();
   });
 });

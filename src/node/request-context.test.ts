@@ -83,3 +83,17 @@ describe('Admitted: what an ended request tells an adaptive limit', () => {
     expect(context.abortCause).toBe('disconnect');
   });
 });
+
+describe('Admitted: a thrown value that throws when read', () => {
+  it('still finishes, as a failure that says nothing about load', () => {
+    const { context, outcomes } = admitted();
+    context.start(undefined);
+    const hostile = {
+      get status(): number {
+        throw new Error('read me not');
+      },
+    };
+    expect(() => context.settle(fail(hostile))).not.toThrow();
+    expect([context.finished, outcomes]).toEqual([true, ['ignored']]);
+  });
+});

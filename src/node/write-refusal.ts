@@ -18,7 +18,7 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { RefusalResponse } from '../http/index.js';
-import { readyRefusalOf } from '../http/refusal.js';
+import { readyRefusalOf } from '../http/refusal-response.js';
 
 /** The two fields of node:http's outgoing message the one-write path relies on. */
 interface HeadInternals {
