@@ -11,7 +11,8 @@
  *   (`hold-until-response-ends.ts`). Pass `req.spillway.signal` down so the work stops with it,
  *   and end the response when it has.
  *
- * `guard.errorHandler()` answers a dependency's overload with the right signal instead of 500.
+ * `guard.errorHandler()` answers a dependency's overload with the right signal instead of 500,
+ * through the same step as node:http's guard (`answer-failure.ts`).
  * A failure inside admission itself (a `key` function that throws) is answered 500 by the guard.
  *
  * @module
@@ -27,7 +28,7 @@ import {
   type RequestContext,
   type RouteSettings,
 } from '../node/index.js';
-import { refusalFromError, refusalResponse } from '../http/index.js';
+import { answerFailure, type Answerer } from '../node/answer-failure.js';
 import { holdUntilResponseEnds } from './hold-until-response-ends.js';
 
 declare module 'express-serve-static-core' {
@@ -63,6 +64,7 @@ export interface ExpressGuard extends RequestHandler {
  */
 export function spillway(options: AdmissionOptions = {}): ExpressGuard {
   const guard = admission(options);
+  const answerer = expressAnswerer(guard);
   let routes = 0;
 
   /** Admits, then either writes the refusal or hands the context on. */
@@ -114,18 +116,11 @@ export function spillway(options: AdmissionOptions = {}): ExpressGuard {
           .then(
             () => context.settle(),
             (error: unknown) => {
-              context.settle({ error });
-              answerError(error, res, next);
+              if (!answerFailure({ error, context }, res, answerer)) next(error);
             },
           );
       });
     };
-  };
-
-  const answerError = (error: unknown, res: Response, next: NextFunction): void => {
-    const refusal = refusalFromError(error);
-    if (refusal === undefined || res.headersSent) next(error);
-    else writeRefusal(res, refusalResponse(refusal, guard.headerNames), false);
   };
 
   // Express recognises error middleware by its four parameters, so the limit of three cannot hold.
@@ -135,10 +130,26 @@ export function spillway(options: AdmissionOptions = {}): ExpressGuard {
     _req: Request,
     res: Response,
     next: NextFunction,
-  ): void => answerError(error, res, next);
+  ): void => {
+    // The permit is settled by whoever holds it (`route`, or the middleware's response).
+    if (!answerFailure({ error }, res, answerer)) next(error);
+  };
   /* eslint-enable max-params */
   middleware.errorHandler = () => errorMiddleware;
 
   Object.defineProperty(middleware, 'admission', { value: guard, enumerable: true });
   return middleware;
+}
+
+/**
+ * How the Express guard answers a failed handler: refusals on the response, and failures that
+ * are not overload (or come after the answer began) left to Express's error handling.
+ */
+function expressAnswerer(guard: Admission): Answerer<Response> {
+  return {
+    headerNames: guard.headerNames,
+    contextOf: (res) => res.req.spillway,
+    canAnswer: (res) => !res.headersSent,
+    write: (res, response) => writeRefusal(res, response, false),
+  };
 }

@@ -17,7 +17,7 @@ import type {
   FastifyRequest,
   RouteOptions as FastifyRouteOptions,
 } from 'fastify';
-import { refusalFromError, refusalResponse, type RefusalResponse } from '../http/index.js';
+import type { RefusalResponse } from '../http/index.js';
 import {
   admission,
   type Admission,
@@ -27,6 +27,7 @@ import {
   type RequestContext,
   type RouteSettings,
 } from '../node/index.js';
+import { answerFailure, type Answerer } from '../node/answer-failure.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -68,6 +69,20 @@ function asIs(payload: unknown): string {
   return typeof payload === 'string' ? payload : JSON.stringify(payload);
 }
 
+/**
+ * How the plugin answers a failed handler: refusals through the reply (so `onSend` and
+ * `onResponse` hooks see them), and failures that are not overload (or come after the reply
+ * was sent) left to Fastify's error handling.
+ */
+function fastifyAnswerer(guard: Admission): Answerer<FastifyReply> {
+  return {
+    headerNames: guard.headerNames,
+    contextOf: (reply) => reply.request.spillway ?? undefined,
+    canAnswer: (reply) => !reply.sent,
+    write: (reply, response) => sendRefusal(reply, response, false),
+  };
+}
+
 const plugin: FastifyPluginCallback<AdmissionOptions> = (
   fastify: FastifyInstance,
   options,
@@ -80,6 +95,7 @@ const plugin: FastifyPluginCallback<AdmissionOptions> = (
     done(error as Error);
     return;
   }
+  const answerer = fastifyAnswerer(guard);
   const started = new WeakSet<FastifyRequest>();
   // Whether any route has settings of its own (or is exempt). Until one has, every request
   // takes the default route, and `request.routeOptions` — a getter that builds a new object of
@@ -111,21 +127,17 @@ const plugin: FastifyPluginCallback<AdmissionOptions> = (
       request: FastifyRequest,
       reply: FastifyReply,
     ) {
-      const context = request.spillway as Admitted | null;
+      const context = (request.spillway as Admitted | null) ?? undefined;
       started.add(request);
-      let failure: { error: unknown } | undefined;
+      let value: unknown;
       try {
-        const value: unknown = await original.call(this, request, reply);
-        return value;
+        value = await original.call(this, request, reply);
       } catch (error) {
-        failure = { error };
-        const refusal = refusalFromError(error);
-        if (refusal === undefined || reply.sent) throw error;
-        sendRefusal(reply, refusalResponse(refusal, guard.headerNames), false);
-        return reply;
-      } finally {
-        context?.settle(failure);
+        if (answerFailure({ error, context }, reply, answerer)) return reply;
+        throw error;
       }
+      context?.settle();
+      return value;
     };
   });
 

@@ -5,14 +5,10 @@
  *
  * @module
  */
-export {
-  admission,
-  refusalChannel,
-  type Admission,
-  type AdmissionOptions,
-  type AdmitResult,
-  type AdmittedHandler,
-} from './admission.js';
+export { admission, type Admission, type AdmittedHandler } from './admission.js';
+export type { AdmissionOptions } from './admission-options.js';
+export type { AdmitResult } from './admit-result.js';
+export { refusalChannel, type RefusalMessage } from './refusal-channel.js';
 export { writeRefusal } from './write-refusal.js';
 export { clientAddress, type TrustProxy } from './client-address.js';
 export {

@@ -222,3 +222,19 @@ export class Admitted implements RequestContext {
 export function clientGone(res: ServerResponse): boolean {
   return !res.writableFinished && (res.destroyed || res.closed || res.socket?.destroyed === true);
 }
+
+const neverAborted = new AbortController().signal;
+
+/** Exempt routes get a context too (no limits, no deadline), so handlers need not branch. */
+export function exemptContext(clock: Clock): RequestContext {
+  return {
+    signal: neverAborted,
+    expiresAt: Infinity,
+    remainingMs: () => Infinity,
+    criticality: 'critical',
+    attempt: 1,
+    key: '',
+    route: 'exempt',
+    clock,
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * The guard's options, and the settings they resolve to: every option checked once, at
+ * construction, with a `SpillwayConfigError` naming the one that is wrong. Per-route settings
+ * (limits, lines, quotas, deadlines) are checked by `route.ts`.
+ *
+ * @module
+ */
+import type { IncomingMessage } from 'node:http';
+import {
+  penaltyBox,
+  systemClock,
+  SpillwayConfigError,
+  type Clock,
+  type PenaltyBox,
+  type PenaltyBoxOptions,
+} from '../index.js';
+import { headerNamesOf, type HeaderNames } from '../http/index.js';
+import type { TrustProxy } from './client-address.js';
+import {
+  eventLoopMonitor,
+  type EventLoopMonitor,
+  type EventLoopMonitorOptions,
+} from './event-loop-monitor.js';
+import type { RouteOptions, RouteSettings } from './route.js';
+
+/** Options of `admission`: defaults for every route, plus the routes. */
+export interface AdmissionOptions extends RouteSettings {
+  /**
+   * The client key for quotas and penalties. Default: the socket's remote address (or a
+   * forwarded one, under `trustProxy`). Return undefined to fall back to the default. If it
+   * throws, the request is answered 500 and `onError` is told.
+   */
+  readonly key?: (req: IncomingMessage) => string | undefined;
+  /**
+   * Whether to believe `X-Forwarded-For` for the default key: a number of trusted proxies in
+   * front of this server, `true` for one (see `clientAddress`). @default false
+   */
+  readonly trustProxy?: TrustProxy;
+  /** Paths that are never counted or limited. @default ['/healthz', '/readyz', '/livez'] */
+  readonly exempt?: readonly string[];
+  /** Per-route settings, tried in order after exact paths. */
+  readonly routes?: readonly RouteOptions[];
+  /** Escalation for clients that ignore 429s; `false` to turn off. @default {} (on, defaults) */
+  readonly penaltyBox?: PenaltyBoxOptions | false;
+  /**
+   * Header names, if not the defaults: HTTP field names in any letter case, checked at
+   * construction (see `headerNamesOf`).
+   */
+  readonly headerNames?: Partial<HeaderNames>;
+  /**
+   * Signal for capacity refusals: `later` (retry here after Retry-After; the default for a
+   * single server) or `elsewhere` (another replica; no Retry-After). @default 'later'
+   */
+  readonly capacitySignal?: 'later' | 'elsewhere';
+  /**
+   * Watch the event loop itself and shed by criticality while it is saturated (see
+   * `eventLoopMonitor`): `true` for the defaults, its options, or a monitor you made (which the
+   * guard then does not close). @default false
+   */
+  readonly eventLoop?: boolean | EventLoopMonitorOptions | EventLoopMonitor;
+  /**
+   * Failures that are not overload, answered with 500: a handler's, or admission's own (a `key`
+   * or route `match` function that threw). @default logs to stderr
+   */
+  readonly onError?: (error: unknown, req: IncomingMessage) => void;
+  /** Where time comes from. @default systemClock */
+  readonly clock?: Clock;
+}
+
+/** The options, checked, with their defaults filled in. */
+export interface GuardSettings {
+  readonly clock: Clock;
+  readonly headerNames: HeaderNames;
+  readonly exempt: ReadonlySet<string>;
+  readonly key: ((req: IncomingMessage) => string | undefined) | undefined;
+  readonly trustProxy: TrustProxy;
+  readonly capacitySignal: 'later' | 'elsewhere';
+  readonly box: PenaltyBox | undefined;
+  readonly onError: (error: unknown, req: IncomingMessage) => void;
+  readonly eventLoop: EventLoopMonitor | undefined;
+  /** Whether the guard started the monitor (and so stops it on close). */
+  readonly ownsMonitor: boolean;
+}
+
+/** Checks `o` and fills in the defaults; throws a `SpillwayConfigError` naming a bad option. */
+export function guardSettings(o: AdmissionOptions): GuardSettings {
+  if (typeof o !== 'object' || o === null) {
+    throw new SpillwayConfigError('admission options', 'an options object', o);
+  }
+  const clock = o.clock ?? systemClock;
+  const headerNames = headerNamesOf(o.headerNames);
+  const exempt = o.exempt ?? ['/healthz', '/readyz', '/livez'];
+  if (!Array.isArray(exempt) || exempt.some((p) => typeof p !== 'string')) {
+    throw new SpillwayConfigError('exempt', 'an array of paths', exempt);
+  }
+  if (o.key !== undefined && typeof o.key !== 'function') {
+    throw new SpillwayConfigError('key', 'a function of the request', o.key);
+  }
+  const trustProxy = o.trustProxy ?? false;
+  if (typeof trustProxy !== 'boolean' && !(Number.isSafeInteger(trustProxy) && trustProxy >= 0)) {
+    throw new SpillwayConfigError(
+      'trustProxy',
+      'a boolean or a number of trusted hops',
+      trustProxy,
+    );
+  }
+  const capacitySignal = o.capacitySignal ?? 'later';
+  if (capacitySignal !== 'later' && capacitySignal !== 'elsewhere') {
+    throw new SpillwayConfigError('capacitySignal', "'later' or 'elsewhere'", capacitySignal);
+  }
+  const box = o.penaltyBox === false ? undefined : penaltyBox({ clock, ...o.penaltyBox });
+  if (o.onError !== undefined && typeof o.onError !== 'function') {
+    throw new SpillwayConfigError('onError', 'a function of the error and the request', o.onError);
+  }
+  return {
+    clock,
+    headerNames,
+    exempt: new Set(exempt),
+    key: o.key,
+    trustProxy,
+    capacitySignal,
+    box,
+    onError: o.onError ?? logFailure,
+    ...monitorOf(o.eventLoop ?? false, clock),
+  };
+}
+
+/** The event-loop monitor in use, and whether the guard started it. */
+function monitorOf(
+  loop: NonNullable<AdmissionOptions['eventLoop']>,
+  clock: Clock,
+): Pick<GuardSettings, 'eventLoop' | 'ownsMonitor'> {
+  if (loop === false) return { eventLoop: undefined, ownsMonitor: false };
+  if (typeof loop === 'object' && typeof (loop as EventLoopMonitor).shouldShed === 'function') {
+    return { eventLoop: loop as EventLoopMonitor, ownsMonitor: false };
+  }
+  const options = loop === true ? {} : (loop as EventLoopMonitorOptions);
+  return { eventLoop: eventLoopMonitor({ clock, ...options }), ownsMonitor: true };
+}
+
+/** The default `onError`: one line on stderr, whatever was thrown. */
+export function logFailure(error: unknown, req: IncomingMessage): void {
+  let text: string;
+  try {
+    text = String(error);
+  } catch {
+    text = Object.prototype.toString.call(error);
+  }
+  process.stderr.write(`spillway: ${req.method} ${req.url} failed: ${text}\n`);
+}

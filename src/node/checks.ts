@@ -1,0 +1,261 @@
+/**
+ * Admission's checks for one request, cheapest first and all before the body is read: exempt
+ * route → penalty box → spent deadline → per-client quota (429) → criticality shedding →
+ * per-route concurrency with a time-bounded line (503). Each check passes the request on or
+ * refuses it with one `Refusal` value; what a core limit refuses with is worded by
+ * `refusalOfRejection`, and the refusal step builds the response once and publishes it.
+ *
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { criticalities, criticalityRank, type Permit, type RateDecision } from '../index.js';
+import {
+  parseAttempt,
+  parseCriticality,
+  parseDeadlineMs,
+  refusalResponse,
+  type Refusal,
+} from '../http/index.js';
+import { refusalOfRejection } from '../http/refusal-of-rejection.js';
+import type { GuardSettings } from './admission-options.js';
+import { exemptResult, gone, type AdmitResult } from './admit-result.js';
+import { clientAddress } from './client-address.js';
+import { publishRefusal, refusalChannel, type RefusalSubject } from './refusal-channel.js';
+import { Admitted, clientGone, type ContextInit } from './request-context.js';
+import { requestFields } from './request-fields.js';
+import type { Route, RouteTable } from './route.js';
+import { waitInLine, type Landing, type Rejection } from './wait-in-line.js';
+
+/** A request between checks; fields are filled in as the checks need them. */
+interface Arrival {
+  readonly route: Route;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  key: string | undefined;
+  /** `Spillway-Deadline` as asked, in ms. */
+  askedMs: number | undefined;
+  rank: number;
+  attempt: number;
+  /** When the request arrived on the guard's clock, if it was needed before admission. */
+  arrivedAt: number | undefined;
+}
+
+/** The checks, over a guard's settings and routes; counts the requests it let through. */
+export class Checks implements Landing<AdmitResult> {
+  readonly #s: GuardSettings;
+  readonly #routes: RouteTable;
+  // The settings every request reads, held here: one load each on the refusal path.
+  readonly #exempt: ReadonlySet<string>;
+  readonly #box: GuardSettings['box'];
+  readonly #names: GuardSettings['headerNames'];
+  readonly #loop: GuardSettings['eventLoop'];
+  readonly #signal: GuardSettings['capacitySignal'];
+  #inflight = 0;
+  readonly #onFinish = (context: Admitted): void => {
+    this.#inflight--;
+    this.#loop?.onComplete(this.#s.clock.now() - context.startedAt);
+  };
+
+  constructor(settings: GuardSettings, routes: RouteTable) {
+    this.#s = settings;
+    this.#routes = routes;
+    this.#exempt = settings.exempt;
+    this.#box = settings.box;
+    this.#names = settings.headerNames;
+    this.#loop = settings.eventLoop;
+    this.#signal = settings.capacitySignal;
+  }
+
+  /** Admitted requests not yet finished, across routes. */
+  get inflight(): number {
+    return this.#inflight;
+  }
+
+  /** Decides for one request; throws (or rejects) only what user code threw. */
+  decide(
+    req: IncomingMessage,
+    res: ServerResponse,
+    routeName: string | undefined,
+  ): AdmitResult | Promise<AdmitResult> {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    // A route the caller named (a framework adapter's) is never exempt by path.
+    if (routeName === undefined && this.#exempt.has(path)) return exemptResult;
+    const route =
+      (routeName === undefined ? undefined : this.#routes.byName(routeName)) ??
+      this.#routes.resolve(req, path);
+    if (route.exempt) return exemptResult;
+
+    // The client key (a socket lookup, or the user's function) and the clock are read only
+    // when something needs them: a refusal for capacity needs neither.
+    const p: Arrival = {
+      route,
+      req,
+      res,
+      key: undefined,
+      askedMs: undefined,
+      rank: 0,
+      attempt: 1,
+      arrivedAt: undefined,
+    };
+    const box = this.#box;
+    if (box !== undefined) {
+      const verdict = box.check(this.#keyFor(p));
+      if (verdict !== undefined) {
+        return this.#refuse(refusalOfRejection(verdict)!, p, verdict.closeConnection);
+      }
+    }
+
+    const fields = requestFields(req, this.#names);
+    const askedMs = parseDeadlineMs(fields.deadline);
+    if (askedMs === 0) return this.#refuse(spentDeadline, p);
+    p.askedMs = askedMs;
+    const claimed = parseCriticality(fields.criticality);
+    if (claimed === undefined) p.rank = criticalityRank(route.defaultCriticality);
+    else {
+      // A client never raises itself above the route's ceiling.
+      const rank = criticalityRank(claimed);
+      p.rank = rank < route.ceilingRank ? route.ceilingRank : rank;
+    }
+    p.attempt = parseAttempt(fields.attempt) ?? 1;
+    const quota = route.quota;
+    if (quota === undefined) return this.#acquire(p);
+    const decision = quota.tryTake(this.#keyFor(p));
+    if (!('then' in decision)) return this.#afterQuota(decision, p);
+    // The deadline counts from arrival, not from when a remote store answered (and a set
+    // `arrivedAt` tells the next step the client may have left in the meantime).
+    p.arrivedAt = this.#s.clock.now();
+    return Promise.resolve(decision).then((d) => this.#afterQuota(d, p));
+  }
+
+  #afterQuota(d: RateDecision, p: Arrival): AdmitResult | Promise<AdmitResult> {
+    if (d.ok) return this.#acquire(p);
+    const route = p.route;
+    // Only the client's own quota is a refusal it must honour (a store that is down is not).
+    if (d.reason === undefined) this.#box?.refused(this.#keyFor(p), d.retryAfterMs);
+    const quota =
+      d.reason === undefined
+        ? {
+            name: route.quotaName,
+            ratePerSec: route.quota!.policy.ratePerSec,
+            burst: d.limit,
+            remaining: d.remaining,
+            resetMs: d.resetMs,
+            policyField: route.quotaPolicyField,
+          }
+        : undefined;
+    return this.#refuse(refusalOfRejection(d, this.#signal, quota)!, p);
+  }
+
+  #acquire(p: Arrival): AdmitResult | Promise<AdmitResult> {
+    const { route, rank } = p;
+    // After an asynchronous step its `close` has come and gone: no slot, no line for it.
+    if (p.arrivedAt !== undefined && clientGone(p.res)) return gone;
+    const criticality = criticalities[rank]!;
+    const loop = this.#loop;
+    if (loop !== undefined && loop.shouldShed(criticality, this.#inflight)) {
+      return this.#refuse({ reason: 'overloaded', retryAfterMs: 1_000 }, p);
+    }
+    const limiter = route.limiter;
+    if (limiter === undefined) return this.#admitted(new Admitted(this.#init(p)).start(undefined));
+    const now = limiter.tryAcquire();
+    if (now.ok) return this.#start(p, now.permit);
+    // At the door a limit's refusal is never `aborted`: there is always something to write.
+    if (route.maxQueue === 0) return this.#refuse(refusalOfRejection(now, this.#signal)!, p);
+    const allowance = route.lineAllowance[rank]!;
+    if (allowance < route.maxQueue && limiter.queued >= allowance) {
+      // This criticality's share of the line is used up: shed it, keep room for more critical work.
+      return this.#refuse({ reason: 'shed', retryAfterMs: now.retryAfterMs }, p);
+    }
+    // A full line with nobody to displace: refuse now, allocating nothing for the wait.
+    if (!limiter.hasRoom(criticality))
+      return this.#refuse(refusalOfRejection(now, this.#signal)!, p);
+    return waitInLine(limiter, this.#init(p), this);
+  }
+
+  /** Where a wait in line lands with a slot (see `waitInLine`). */
+  admit(init: ContextInit, permit: Permit, controller: AbortController): AdmitResult {
+    return this.#admitted(new Admitted(init, controller).start(permit));
+  }
+
+  /** Where a wait in line lands without one; nothing to write if the client left. */
+  refuse(init: ContextInit, rejection: Rejection): AdmitResult {
+    const refusal = refusalOfRejection(rejection, this.#signal);
+    return refusal === undefined ? gone : this.#refuse(refusal, init);
+  }
+
+  /** Starts a context on a permit just taken, giving the permit back if that fails. */
+  #start(p: Arrival, permit: Permit): AdmitResult {
+    let init: ContextInit;
+    try {
+      // Built after the permit, so a capacity refusal never pays for the key or the clock.
+      init = this.#init(p);
+    } catch (error) {
+      permit.release('ignored');
+      throw error;
+    }
+    return this.#admitted(new Admitted(init).start(permit));
+  }
+
+  /** What an admitted (or waiting) request's context starts from. */
+  #init(p: Arrival): ContextInit {
+    const now = p.arrivedAt ?? this.#s.clock.now();
+    const route = p.route;
+    const asked = p.askedMs;
+    const routeExpiresAt = now + route.deadlineMs;
+    return {
+      clock: this.#s.clock,
+      expiresAt: asked !== undefined && asked < route.deadlineMs ? now + asked : routeExpiresAt,
+      routeExpiresAt,
+      criticality: criticalities[p.rank]!,
+      attempt: p.attempt,
+      key: this.#keyFor(p),
+      route: route.name,
+      req: p.req,
+      res: p.res,
+      startedAt: now,
+      onFinish: this.#onFinish,
+    };
+  }
+
+  #admitted(context: Admitted): AdmitResult {
+    this.#inflight++;
+    return { admitted: true, context, exempt: false };
+  }
+
+  /** The client key of the request, worked out once. */
+  #keyFor(p: Arrival): string {
+    if (p.key !== undefined) return p.key;
+    const custom = this.#s.key;
+    if (custom !== undefined) {
+      const k = custom(p.req);
+      if (typeof k === 'string' && k.length > 0 && k.length <= 256) return (p.key = k);
+    }
+    return (p.key = clientAddress(p.req, this.#s.trustProxy));
+  }
+
+  /**
+   * The refusal step: the response, built once, and published if anyone listens. `about` is
+   * the request, or, after a wait in line, what its context was to start from.
+   */
+  #refuse(refusal: Refusal, about: Arrival | ContextInit, closeConnection = false): AdmitResult {
+    const response = refusalResponse(refusal, this.#names);
+    if (refusalChannel.hasSubscribers) publishRefusal(refusal, response, this.#subjectOf(about));
+    return { admitted: false, refusal, response, closeConnection };
+  }
+
+  /** Route and key for the refusal channel: watching never turns a refusal into a failure. */
+  #subjectOf(about: Arrival | ContextInit): RefusalSubject {
+    if (typeof about.route === 'string') return about as ContextInit;
+    let key: string | undefined;
+    try {
+      key = this.#keyFor(about as Arrival);
+    } catch {
+      key = undefined;
+    }
+    return { route: about.route.name, key };
+  }
+}
+
+const spentDeadline: Refusal = Object.freeze({ reason: 'deadline' });
