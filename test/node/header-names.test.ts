@@ -4,7 +4,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SpillwayConfigError } from '../../src/index.js';
+import { DependencyOverloadedError, SpillwayConfigError } from '../../src/index.js';
+import { dependency } from '../../src/client/index.js';
 import { defaultHeaderNames, type HeaderNames } from '../../src/http/index.js';
 import { takenHeaderNames } from '../../src/http/header-names.js';
 import { admission, type Admission, type RequestContext } from '../../src/node/index.js';
@@ -140,5 +141,54 @@ describe('admission with random headerNames', () => {
       ),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('a client and a guard configured with the same mixed-case names', () => {
+  it('understand each other: fields sent, read, and the refusal’s signal read back', async () => {
+    const names = {
+      deadline: 'X-Time-Left',
+      criticality: 'X-Priority',
+      attempt: 'X-Try',
+      retry: 'X-Retry-Advice',
+    };
+    const clock = createVirtualClock();
+    const guard = admission({ clock, penaltyBox: false, headerNames: names });
+    let context: RequestContext | undefined;
+    const server = createServer(
+      guard.handle((req, res, ctx) => {
+        context = ctx;
+        if (req.url === '/refuse') {
+          throw new DependencyOverloadedError('busy', { signal: 'never' });
+        }
+        res.end('ok');
+      }),
+    );
+    const port2 = await listen(server);
+    try {
+      const dep = dependency({
+        name: 'guarded',
+        baseUrl: `http://127.0.0.1:${port2}`,
+        headerNames: names,
+        clock,
+        breaker: false,
+        throttle: false,
+      });
+      const ok = await dep.fetch('/ok', undefined, {
+        deadline: 750,
+        criticality: 'sheddable-plus',
+      });
+      expect(await ok.text()).toBe('ok');
+      expect(context).toMatchObject({ criticality: 'sheddable-plus', attempt: 1 });
+      expect(context!.remainingMs()).toBe(750);
+      const refused = await dep.fetch('/refuse').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(DependencyOverloadedError);
+      expect((refused as DependencyOverloadedError).signal).toBe('never');
+    } finally {
+      await close(server);
+    }
   });
 });
