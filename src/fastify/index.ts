@@ -99,7 +99,7 @@ const plugin: FastifyPluginCallback<AdmissionOptions> = (
   const started = new WeakSet<FastifyRequest>();
   // Whether any route has settings of its own (or is exempt). Until one has, every request
   // takes the default route, and `request.routeOptions` — a getter that builds a new object of
-  // a dozen fields per call, about 4 % of a refusal's instructions in S8 — need not be read.
+  // a dozen fields per call, a visible share of a refusal's cost (S8) — need not be read.
   let anyMarked = false;
   fastify.decorate('spillway', guard);
   fastify.decorateRequest('spillway', null);

@@ -35,8 +35,8 @@ interface PeerCache {
 
 /**
  * The socket's remote address. `remoteAddress` asks the socket's handle on every read, through
- * two getters whose symbol-keyed loads V8 cannot specialise (about 1 % of a refusal, S8 in
- * BENCHMARKS.md); once asked, node:net keeps the answer on the socket and returns that same
+ * two getters whose symbol-keyed loads V8 cannot specialise (a visible share of a refusal's
+ * cost: S8 in BENCHMARKS.md); once asked, node:net keeps the answer on the socket and returns that same
  * object from then on, so read it there and ask only when it is not yet there.
  */
 function peerAddress(req: IncomingMessage): string {
