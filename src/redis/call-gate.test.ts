@@ -13,6 +13,8 @@ import { gcraScript, semReleaseScript, semRenewScript } from './scripts.js';
 
 interface Call {
   readonly name: string;
+  /** `run` (EVALSHA, then EVAL on NOSCRIPT) or `runInOrder` (EVAL, sent once). */
+  readonly by: 'run' | 'runInOrder';
   readonly args: (string | number)[];
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
@@ -21,11 +23,15 @@ interface Call {
 function scripted() {
   const calls: Call[] = [];
   let ready = true;
-  const client: ScriptClient = {
-    run: (script, _keys, args) =>
+  const sent =
+    (by: Call['by']): ScriptClient['run'] =>
+    (script, _keys, args) =>
       new Promise((resolve, reject) => {
-        calls.push({ name: script.name, args, resolve, reject });
-      }),
+        calls.push({ name: script.name, by, args, resolve, reject });
+      });
+  const client: ScriptClient = {
+    run: sent('run'),
+    runInOrder: sent('runInOrder'),
     ready: () => ready,
   };
   return {
@@ -199,6 +205,28 @@ describe('CallGate clean-up lane', () => {
     await clock.advance(retryEveryMs);
     expect(released(s.calls)).toEqual(['a', 'b']);
     expect(g.cleanup.queued).toBe(0);
+  });
+
+  it('sends clean-up by EVAL, never re-sent behind later calls; takes by EVALSHA', () => {
+    const s = scripted();
+    const { g } = gate(s.client);
+    release(g, 'a');
+    void call(g);
+    expect(s.calls.map((c) => [c.name, c.by])).toEqual([
+      [semReleaseScript.name, 'runInOrder'],
+      [gcraScript.name, 'run'],
+    ]);
+  });
+
+  it('a call made once the client is ready again sends the waiting releases first', () => {
+    const s = scripted();
+    const { g } = gate(s.client);
+    s.setReady(false);
+    release(g, 'a');
+    release(g, 'b');
+    s.setReady(true);
+    void call(g); // before the lane's next check: it must not overtake them
+    expect(s.calls.map((c) => c.args[0])).toEqual(['a', 'b', 1]);
   });
 
   it('keeps at most cleanupMaxQueue waiting: the oldest is dropped and reported', async () => {

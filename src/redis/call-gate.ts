@@ -12,7 +12,8 @@
  * - a breaker that stops calling a Redis that keeps failing, and a readiness check that skips
  *   calls while the client is disconnected;
  * - a lane for clean-up (`cleanup`: releases, renewals) that is exempt from the cap and the
- *   breaker, queued and retried when the client is ready again (see `cleanup-lane.ts`).
+ *   breaker, queued and retried when the client is ready again, and sent ahead of every call
+ *   made after it (see `cleanup-lane.ts`).
  *
  * All calls share one timeout, so deadlines expire in the order calls were made: one timer for
  * the oldest pending call replaces a timer per call.
@@ -134,6 +135,8 @@ export class CallGate {
       return Promise.resolve(finish(this.#fail(breakerOpen, now)));
     }
     if (!ready) return Promise.resolve(finish(this.#fail(notReady, now)));
+    // Releases waiting for a ready client go first: an acquire must not overtake them.
+    this.cleanup.flush();
     const deadline = now + s.timeoutMs;
     const args = script.expires
       ? request.args.concat(this.#time.toRedisUs(deadline))

@@ -15,7 +15,10 @@
  *   it is up (the error was the call's, and will likely repeat);
  * - **bounded**: at most `maxQueued` wait; when full, the oldest waiting call is dropped
  *   (reported; its lease expires by its TTL). A call whose `until` has passed — its lease has
- *   expired in Redis anyway — is given up unsent.
+ *   expired in Redis anyway — is given up unsent;
+ * - **in order**: sent by EVAL (`runInOrder`), never re-sent after `NOSCRIPT`, and sent before
+ *   any hot-path call made after them ({@link flush}): a release always reaches Redis ahead
+ *   of the acquire that follows it, even on a cold script cache or right after a reconnect.
  *
  * Calls here are never refused for the breaker: they are few, and each goes out once per
  * attempt. Releases and renewals are idempotent, so a release that also goes out again from
@@ -130,6 +133,14 @@ export class CleanupLane {
     });
   }
 
+  /**
+   * Sends waiting calls now, as far as the client and the lane's cap allow: the store calls it
+   * before a hot-path call, so nothing made later overtakes them.
+   */
+  flush(): void {
+    if (this.queued > 0) this.#pump();
+  }
+
   /** Joins the line; a full line drops its oldest job first. */
   #enqueue(j: Job): void {
     if (this.queued >= this.#s.maxQueued) {
@@ -168,7 +179,7 @@ export class CleanupLane {
     const s = this.#s;
     let sent: Promise<unknown>;
     try {
-      sent = s.client.run(j.script, j.request.keys, j.request.args);
+      sent = s.client.runInOrder(j.script, j.request.keys, j.request.args);
     } catch (error) {
       this.#failed(j, error);
       return;

@@ -1,9 +1,15 @@
 /**
  * One small structural adapter over the Redis clients users already have: ioredis (4, 5, 6;
  * `Redis` or `Cluster`) and node-redis (`redis` 4, 5, 6; client or cluster). Nothing here
- * imports either package: they are recognised by shape. Scripts go by EVALSHA and fall back
- * to EVAL on `NOSCRIPT` (the script cache is empty after a restart, a failover or
- * `SCRIPT FLUSH`), so nothing needs loading up front.
+ * imports either package: they are recognised by shape.
+ *
+ * Two ways to run a script. `run` sends EVALSHA and falls back to EVAL on `NOSCRIPT` (the
+ * script cache is empty after a restart, a failover or `SCRIPT FLUSH`): cheap on the hot
+ * path, but a call that meets `NOSCRIPT` goes out a second time, behind every call made
+ * meanwhile. `runInOrder` sends EVAL, the script's text with the call: never `NOSCRIPT`, so it
+ * keeps its place before every later call on the connection. Releases go that way, so a
+ * release is never overtaken by the acquire that was made after it. (Loading scripts up front
+ * would not do: `SCRIPT FLUSH` empties the cache without a reconnect.)
  *
  * @module
  */
@@ -36,6 +42,8 @@ export type RedisClientLike = IoredisLike | NodeRedisLike;
 export interface ScriptClient {
   /** Runs `script` (EVALSHA, then EVAL on NOSCRIPT) and returns its integer reply. */
   run(script: RedisScript, keys: string[], args: Arg[]): Promise<unknown>;
+  /** Runs `script` by EVAL, sent once: it stays ahead of every call made after it. */
+  runInOrder(script: RedisScript, keys: string[], args: Arg[]): Promise<unknown>;
   /** False while the client is disconnected: the store answers by policy without calling. */
   ready(): boolean;
 }
@@ -73,6 +81,7 @@ function ioredis(client: IoredisLike): ScriptClient {
         return client.eval(script.lua, n, ...keys, ...args);
       });
     },
+    runInOrder: (script, keys, args) => client.eval(script.lua, keys.length, ...keys, ...args),
     ready: () => client.status === 'ready',
   };
 }
@@ -86,6 +95,8 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
         return client.eval(script.lua, options);
       });
     },
+    runInOrder: (script, keys, args) =>
+      client.eval(script.lua, { keys, arguments: args.map(String) }),
     ready: () => client.isReady ?? client.isOpen ?? true,
   };
 }
