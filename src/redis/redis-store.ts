@@ -261,11 +261,33 @@ interface Ask {
   readonly script: RedisScript;
   readonly kind: KeyKind;
   readonly name: string;
-  /** GCRA: emission interval in µs; windows: window in ms. */
+  /** GCRA: emission interval in µs; windows: window in ms (fractions kept). */
   readonly period: number;
   readonly limit: number;
   /** For the `local` fallback. */
   readonly ratePerSec: number;
+}
+
+/** `policy`, once its `windowMs` is a finite number of 1 or more (an argument error if not). */
+function checkedWindow(policy: WindowPolicy): WindowPolicy {
+  const windowMs = policy.windowMs;
+  if (!(windowMs >= 1) || !Number.isFinite(windowMs)) {
+    throw new SpillwayArgumentError('policy.windowMs', 'a finite number of 1 or more', windowMs);
+  }
+  return policy;
+}
+
+/** A window decision's parameters; the window goes to Redis as given, fractions included. */
+function windowAsk(policy: WindowPolicy, fixed: boolean): Ask {
+  const { name, limit, windowMs } = policy;
+  return {
+    script: fixed ? fixedWindowScript : slidingWindowScript,
+    kind: fixed ? 'fw' : 'sw',
+    name,
+    period: windowMs,
+    limit,
+    ratePerSec: (limit * 1000) / windowMs,
+  };
 }
 
 class Store implements RedisStore {
@@ -354,39 +376,19 @@ class Store implements RedisStore {
         ratePerSec,
       });
     }
-    const windowMs = Math.max(1, Math.round((burst * 1000) / ratePerSec));
-    return this.#window(key, n, {
-      policy: { name, limit: burst, windowMs },
-      fixed: algorithm === 'fixed-window',
-    });
+    // Exactly burst / ratePerSec, never rounded up to whole ms: a longer window would refuse
+    // a client at exactly ratePerSec. (At least a microsecond, Redis's clock resolution.)
+    const windowMs = Math.max(0.001, (burst * 1000) / ratePerSec);
+    const fixed = algorithm === 'fixed-window';
+    return this.#decide(key, n, windowAsk({ name, limit: burst, windowMs }, fixed));
   }
 
   fixedWindow(key: string, n: number, policy: WindowPolicy): Promise<RateDecision> {
-    return this.#window(key, n, { policy, fixed: true });
+    return this.#decide(key, n, windowAsk(checkedWindow(policy), true));
   }
 
   slidingWindow(key: string, n: number, policy: WindowPolicy): Promise<RateDecision> {
-    return this.#window(key, n, { policy, fixed: false });
-  }
-
-  #window(
-    key: string,
-    n: number,
-    spec: { readonly policy: WindowPolicy; readonly fixed: boolean },
-  ): Promise<RateDecision> {
-    const fixed = spec.fixed;
-    const { name, limit, windowMs } = spec.policy;
-    if (!(windowMs >= 1) || !Number.isFinite(windowMs)) {
-      throw new SpillwayArgumentError('policy.windowMs', 'a finite number of 1 or more', windowMs);
-    }
-    return this.#decide(key, n, {
-      script: fixed ? fixedWindowScript : slidingWindowScript,
-      kind: fixed ? 'fw' : 'sw',
-      name,
-      period: Math.round(windowMs),
-      limit,
-      ratePerSec: (limit * 1000) / windowMs,
-    });
+    return this.#decide(key, n, windowAsk(checkedWindow(policy), false));
   }
 
   #decide(key: string, n: number, ask: Ask): Promise<RateDecision> {

@@ -45,6 +45,12 @@ else
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end`;
 
+// The window in whole µs from ARGV[1] in ms (fractions allowed), rounded down: a window longer
+// than asked would refuse a client at exactly the rate.
+const windowUs = `
+local W = math.floor(tonumber(ARGV[1]) * 1000)
+if W < 1 then W = 1 end`;
+
 // Reads `now` (from the argument after the expiry), then stops at once if it is past the
 // expiry: the caller has given up on this call, so it must change nothing.
 const nowUnlessExpired = (expiryArg: number): string => `${nowUs(`ARGV[${expiryArg + 1}]`)}
@@ -104,22 +110,20 @@ return {granted, remaining, retry, reset, now}
 );
 
 /**
- * Fixed window aligned on Redis time: window w = floor(nowMs / W). KEYS: hash {w, c}. ARGV:
- * window W in ms, limit N, need, want, expiresAtUs, [nowUs]. Exactly N grants per window when
- * demand is there; refusals do not count.
+ * Fixed window aligned on Redis time: window w = floor(nowUs / W), W in whole µs. KEYS: hash
+ * {w, c}. ARGV: window in ms (may be fractional), limit N, need, want, expiresAtUs, [nowUs].
+ * Exactly N grants per window when demand is there; refusals do not count.
  * Reply: granted, remaining, retryAfterMs (-1 when granted, or never possible), resetAfterMs
  * (to the window's end), window index, server now in µs.
  */
 export const fixedWindowScript = script(
   'fixed-window',
-  `
-local W = tonumber(ARGV[1])
+  `${windowUs}
 local N = tonumber(ARGV[2])
 local need = tonumber(ARGV[3])
 local want = tonumber(ARGV[4])
 ${nowUnlessExpired(5)}
-local nowMs = math.floor(now / 1000)
-local w = math.floor(nowMs / W)
+local w = math.floor(now / W)
 local c = 0
 local stored = redis.call('HMGET', KEYS[1], 'w', 'c')
 if stored[1] and tonumber(stored[1]) == w then c = tonumber(stored[2]) or 0 end
@@ -130,7 +134,7 @@ if avail >= need then
   granted = want
   if granted > avail then granted = avail end
 end
-local reset = (w + 1) * W - nowMs
+local reset = math.ceil(((w + 1) * W - now) / 1000)
 local retry = -1
 if granted > 0 then
   redis.call('HSET', KEYS[1], 'w', string.format('%.0f', w), 'c', c + granted)
@@ -144,23 +148,31 @@ return {granted, avail - granted, retry, reset, w, now}
 );
 
 /**
- * Sliding-window counter (the previous window's count weighted by how much of it still
- * overlaps, plus the current count). KEYS: hash {w, c, p}. ARGV: window W in ms, limit N,
- * need, want, expiresAtUs, [nowUs]. Approximate by design; stores two counts, never a log.
+ * Sliding-window counter: the current aligned window's count plus the previous one's, taken
+ * as spread evenly over it and counted for the part that still overlaps the trailing window.
+ * KEYS: hash {w, c, p}. ARGV: window in ms (may be fractional), limit N, need, want,
+ * expiresAtUs, [nowUs]. Stores two counts, never a log.
+ *
+ * The previous window's share is counted in whole requests: the fewest that evenly spread
+ * requests could still have in the trailing window, ceil(p × (W − into) / W) − 1, at least 0,
+ * taken at the end of the microsecond `TIME` reports. Rounded the other way (or not at all),
+ * a client whose requests reach Redis exactly W / N apart is refused in every window after a
+ * full one, though it never has N requests in any window; counted this way, requests at least
+ * W / N apart are never refused, at any phase. What it admits: at most N in any aligned
+ * window, and the weighted estimate p × (W − into) / W + c never above N + 1.
  * Reply: granted, remaining, retryAfterMs (-1 when granted, or never possible), resetAfterMs
  * (until both windows stop counting), window index, server now in µs.
  */
 export const slidingWindowScript = script(
   'sliding-window',
-  `
-local W = tonumber(ARGV[1])
+  `${windowUs}
 local N = tonumber(ARGV[2])
 local need = tonumber(ARGV[3])
 local want = tonumber(ARGV[4])
 ${nowUnlessExpired(5)}
-local nowMs = math.floor(now / 1000)
-local w = math.floor(nowMs / W)
-local into = nowMs - w * W
+local w = math.floor(now / W)
+local into = now - w * W
+if into < 0 then into = 0 end
 local cur = 0
 local prev = 0
 local stored = redis.call('HMGET', KEYS[1], 'w', 'c', 'p')
@@ -173,8 +185,12 @@ if stored[1] then
     prev = tonumber(stored[2]) or 0
   end
 end
-local used = prev * (W - into) / W + cur
-local avail = math.floor(N - used + 1e-9)
+-- µs of the previous window still in the trailing one, a microsecond fewer: TIME truncates
+local overlap = W - into - 1
+if overlap < 0 then overlap = 0 end
+local counted = math.ceil(prev * overlap / W - 1e-9) - 1
+if counted < 0 then counted = 0 end
+local avail = N - counted - cur
 if avail < 0 then avail = 0 end
 local granted = 0
 if avail >= need then
@@ -185,26 +201,27 @@ local retry = -1
 if granted > 0 then
   cur = cur + granted
   redis.call('HSET', KEYS[1], 'w', string.format('%.0f', w), 'c', cur, 'p', prev)
-  redis.call('PEXPIRE', KEYS[1], 2 * W - into + 1000)
+  redis.call('PEXPIRE', KEYS[1], math.ceil((2 * W - into) / 1000) + 1000)
 elseif need <= N then
+  -- When need fits, x µs into a window: the previous window's share counts k requests
+  -- or fewer once prev × (W - x - 1) / W <= k + 1
+  local at
   if cur + need <= N then
-    -- the previous window's weight falls until prev * (W - x) / W <= N - need - cur
-    local x = W - (N - need - cur) * W / prev
-    retry = math.ceil(x - into)
+    at = W - (N - need - cur + 1) * W / prev - 1
   else
-    -- wait into the next window, where this window's count becomes the weighted one
-    local x = 0
-    if cur > 0 then x = W - (N - need) * W / cur end
+    -- in the next window, where this window's count is the previous one
+    local x = W - (N - need + 1) * W / cur - 1
     if x < 0 then x = 0 end
-    retry = math.ceil(W - into + x)
+    at = W + x
   end
+  retry = math.ceil((at - into) / 1000)
   if retry < 1 then retry = 1 end
 end
 local reset = 0
 if cur > 0 then
-  reset = 2 * W - into
+  reset = math.ceil((2 * W - into) / 1000)
 elseif prev > 0 then
-  reset = W - into
+  reset = math.ceil((W - into) / 1000)
 end
 return {granted, avail - granted, retry, reset, w, now}
 `,

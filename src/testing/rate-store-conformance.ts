@@ -187,6 +187,26 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
       },
     },
     {
+      name: 'healthy traffic is never refused: a full burst, then one take per interval',
+      run: async () => {
+        const store = await createStore();
+        for (const [ratePerSec, burst] of [
+          [30, 3],
+          [150, 15],
+        ] as const) {
+          const p = policy(ratePerSec, burst);
+          for (let i = 0; i < burst; i++) {
+            assert.equal((await take(store, 'a', [1, p])).ok, true, `burst take ${i + 1}`);
+          }
+          for (let i = 0; i < 10; i++) {
+            await advance(1000 / ratePerSec);
+            const d = await take(store, 'a', [1, p]);
+            assert.equal(d.ok, true, `${ratePerSec}/s burst ${burst}: take ${i + 1} at the rate`);
+          }
+        }
+      },
+    },
+    {
       name: 'waiting the retryAfterMs a refusal gave is enough',
       run: async () => {
         const store = await createStore();

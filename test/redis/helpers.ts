@@ -14,6 +14,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { createClient as createNodeRedis6 } from 'redis';
 import { createClient as createNodeRedis5 } from 'redis5';
 import type { RedisClientLike } from '../../src/redis/index.js';
+import { scriptClient, type ScriptClient } from '../../src/redis/script-client.js';
 
 export const ci = process.env['CI'] !== undefined && process.env['CI'] !== '';
 
@@ -318,6 +319,37 @@ export function privateRedisForSuite(flavour: Flavour): PrivateSetup {
   afterAll(async () => {
     await Promise.all([setup.c?.close(), setup.admin?.close()]);
     await setup.server?.stop();
+  });
+  return setup;
+}
+
+/** A client on the machine's Redis, its script runner, and fresh keys under a prefix of its own. */
+export interface ScriptSetup {
+  readonly c: TestClient;
+  readonly sc: ScriptClient;
+  /** A key no other test uses, with a hash tag of its own. */
+  key(): string;
+}
+
+/**
+ * Connects an ioredis client to the machine's Redis before the enclosing suite's tests, and
+ * deletes its keys and closes it after; read the fields inside tests.
+ */
+export function scriptsForSuite(label: string): ScriptSetup {
+  const prefix = uniquePrefix(label);
+  let n = 0;
+  const setup = { key: () => `${prefix}:{k${n++}}` } as {
+    c: TestClient;
+    sc: ScriptClient;
+    key(): string;
+  };
+  beforeAll(async () => {
+    setup.c = await connect('ioredis6');
+    setup.sc = scriptClient('client', setup.c.client);
+  });
+  afterAll(async () => {
+    await cleanup(setup.c, prefix);
+    await setup.c.close();
   });
   return setup;
 }

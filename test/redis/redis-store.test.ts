@@ -99,6 +99,28 @@ describe.skipIf(missing !== undefined).each(flavours)('redisStore over %s', (fla
     expect(d.resetMs).toBeLessThanOrEqual(2_000);
   });
 
+  it('algorithm option: the window is exactly burst / ratePerSec, not whole ms', async () => {
+    // 3 per 428.571… ms: rounded to 429 ms, a client at exactly 7/s would find 4 in a window.
+    const s = store({ algorithm: 'fixed-window' });
+    const policy = { name: name(), ratePerSec: 7, burst: 3 };
+    const windowUs = Math.floor(3e6 / 7);
+    const redisUs = async (): Promise<number> => {
+      const [sec, us] = (await c.command(['TIME'])) as [string, string];
+      return Number(sec) * 1e6 + Number(us);
+    };
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const before = await redisUs();
+      const d = await s.take('a', 1, policy);
+      const after = await redisUs();
+      const end = (Math.floor(before / windowUs) + 1) * windowUs;
+      if (after >= end) continue; // a window ended meanwhile: once more
+      expect(d.resetMs).toBeGreaterThanOrEqual(Math.ceil((end - after) / 1000));
+      expect(d.resetMs).toBeLessThanOrEqual(Math.ceil((end - before) / 1000));
+      return;
+    }
+    throw new Error('five windows ended during five takes');
+  });
+
   it('deny cache: refusals after the first do not reach Redis until the wait is over', async () => {
     const s = store();
     const policy = { name: name(), ratePerSec: 20, burst: 1 };

@@ -2,8 +2,7 @@
 // exact: GCRA against the token-bucket arithmetic, fixed and sliding window edges, the lease
 // semaphore's expiry, renewal, idempotent release and fencing. (The key layout is tested in
 // src/redis/keys.test.ts.)
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scriptClient, type ScriptClient } from '../../src/redis/script-client.js';
+import { describe, expect, it } from 'vitest';
 import {
   fixedWindowScript,
   gcraScript,
@@ -13,29 +12,18 @@ import {
   slidingWindowScript,
   type RedisScript,
 } from '../../src/redis/scripts.js';
-import { cleanup, connect, sharedRedisMissing, uniquePrefix, type TestClient } from './helpers.js';
+import { scriptsForSuite, sharedRedisMissing } from './helpers.js';
 
 const missing = await sharedRedisMissing();
 if (missing !== undefined) console.warn(`skipping Redis script tests: ${missing}`);
 
 describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
-  let c: TestClient;
-  let sc: ScriptClient;
-  const prefix = uniquePrefix('scripts');
-  let n = 0;
-  const key = (): string => `${prefix}:{k${n++}}`;
+  const redis = scriptsForSuite('scripts');
+  const key = (): string => redis.key();
   const run = async (s: RedisScript, keys: string[], args: (string | number)[]) =>
-    (await sc.run(s, keys, args)) as number[];
+    (await redis.sc.run(s, keys, args)) as number[];
+  const command = (args: string[]) => redis.c.command(args);
   const sec = 1_700_000_000_000_000; // a fixed µs epoch
-
-  beforeAll(async () => {
-    c = await connect('ioredis6');
-    sc = scriptClient('client', c.client);
-  });
-  afterAll(async () => {
-    await cleanup(c, prefix);
-    await c.close();
-  });
 
   describe('GCRA', () => {
     // 10 per second (T = 100 ms), burst 5.
@@ -77,7 +65,7 @@ describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
     it('expires the key when the bucket is full again', async () => {
       const k = key();
       await gcra(k, 2, 0);
-      const pttl = Number(await c.command(['PTTL', k]));
+      const pttl = Number(await command(['PTTL', k]));
       expect(pttl).toBeGreaterThan(0);
       expect(pttl).toBeLessThanOrEqual(200);
     });
@@ -122,15 +110,18 @@ describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
     const sw = (k: string, need: number, atMs: number) =>
       run(slidingWindowScript, [k], [1000, 10, need, need, '', sec + atMs * 1000]);
 
-    it('weights the previous window by its overlap', async () => {
+    it('weights the previous window by its overlap, in whole requests', async () => {
       const k = key();
       expect((await sw(k, 10, 500))[0]).toBe(10);
-      // 1.25 s: previous (10) counts 75 % = 7.5, so 2 are left.
-      expect((await sw(k, 2, 1250)).slice(0, 2)).toEqual([2, 0]);
+      // 1.25 s: the previous 10 overlap by 75 %, 7.5 of them: at least 7 could still be in
+      // the trailing window, so 3 are left.
+      expect((await sw(k, 2, 1250)).slice(0, 2)).toEqual([2, 1]);
+      expect((await sw(k, 1, 1250)).slice(0, 2)).toEqual([1, 0]);
       const refused = await sw(k, 1, 1250);
       expect(refused[0]).toBe(0);
-      // Needs 10 × (1 - x) + 2 <= 9  ->  x >= 0.3  ->  at 1.3 s, 50 ms from now.
+      // Needs the previous share at 7 -> 10 × (1 - x) <= 7  ->  x >= 0.3: 50 ms from now.
       expect(refused[2]).toBe(50);
+      expect((await sw(k, 1, 1299))[0]).toBe(0);
       expect((await sw(k, 1, 1300))[0]).toBe(1);
     });
 
@@ -178,7 +169,7 @@ describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
     it('fences stay increasing after the state expires', async () => {
       const ks = keys();
       const first = await acquire(ks, 'a', 1, 0);
-      await c.command(['DEL', ...ks]);
+      await command(['DEL', ...ks]);
       const second = await acquire(ks, 'b', 1, 1);
       expect(second[2]).toBeGreaterThan(first[2]!);
     });
@@ -202,7 +193,7 @@ describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
     it.each(takes)('%s does nothing once Redis time is past the expiry', async (_, s, args, n) => {
       const ks = Array.from({ length: n }, key);
       expect(await run(s, ks, [...args, sec - 1, sec])).toEqual([-1, sec]);
-      expect(Number(await c.command(['EXISTS', ...ks]))).toBe(0);
+      expect(Number(await command(['EXISTS', ...ks]))).toBe(0);
       // At the expiry itself it still runs, and replies with Redis's now last.
       const r = await run(s, ks, [...args, sec, sec]);
       expect(r[0]).toBe(1);
