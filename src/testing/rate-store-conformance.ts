@@ -187,7 +187,7 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
       },
     },
     {
-      name: 'healthy traffic is never refused: a full burst, then one take per interval',
+      name: 'healthy traffic is never refused: a burst, then one take per interval',
       run: async () => {
         const store = await createStore();
         for (const [ratePerSec, burst] of [
@@ -195,7 +195,9 @@ export function rateStoreConformance(options: RateStoreConformanceOptions): Conf
           [150, 15],
         ] as const) {
           const p = policy(ratePerSec, burst);
-          for (let i = 0; i < burst; i++) {
+          // One short of the whole burst: after all of it, a take per interval has no slack,
+          // and a real sleep that ends a little early would put it over the rate.
+          for (let i = 0; i < burst - 1; i++) {
             assert.equal((await take(store, 'a', [1, p])).ok, true, `burst take ${i + 1}`);
           }
           for (let i = 0; i < 10; i++) {
