@@ -9,7 +9,8 @@ import { adaptiveThrottle } from './adaptive-throttle.js';
 
 /** A seeded source of uniform numbers in [0, 1). */
 function seeded(seed: number): () => number {
-  let s = seed;
+  // Park–Miller: the state must stay in [1, 2^31 − 2], or it sticks at 0.
+  let s = (seed % 2_147_483_646) + 1;
   return () => {
     s = (s * 48_271) % 2_147_483_647;
     return s / 2_147_483_647;
@@ -34,7 +35,7 @@ describe('adaptiveThrottle in flight', () => {
   it('never refuses a dependency that never refuses: any bursts, any overlap, any idle spells', () => {
     fc.assert(
       fc.property(fc.array(wave, { minLength: 1, maxLength: 30 }), fc.nat(), (waves, seed) => {
-        const random = seeded(seed + 1);
+        const random = seeded(seed);
         const clock = createVirtualClock();
         const throttle = adaptiveThrottle({ clock, random: () => 0 });
         // Answers due, in time order (bounded: at most the calls of the waves in flight).
@@ -74,7 +75,7 @@ describe('adaptiveThrottle in flight', () => {
         fc.integer({ min: 1, max: 1_000 }),
         fc.nat(),
         (f, perSec, latencyMs, seed) => {
-          const random = seeded(seed + 1);
+          const random = seeded(seed);
           const clock = createVirtualClock();
           const throttle = adaptiveThrottle({ clock, random });
           const pending: { at: number; accepted: boolean }[] = [];
