@@ -10,14 +10,13 @@
 export {
   redisStore,
   type DegradedEvent,
-  type RateAlgorithm,
   type RecoveredEvent,
   type RedisStore,
-  type RedisStoreOptions,
   type RedisStoreStats,
   type StoreErrorEvent,
-  type WindowPolicy,
 } from './redis-store.js';
+export type { RedisStoreOptions } from './redis-store-options.js';
+export type { RateAlgorithm, WindowPolicy } from './rate-ask.js';
 export {
   redisConcurrencyLimit,
   type LeaseLostEvent,

@@ -22,8 +22,9 @@ import { isFailure } from './call-gate.js';
 import type { FailurePolicy } from './failure-policy.js';
 import { redisKey } from './keys.js';
 import { RedisLeasePermit, type LeaseOwner, type LeasePermit } from './lease-permit.js';
-import { storeInternals, type RedisStore, type StoreInternals } from './redis-store.js';
+import type { RedisStore } from './redis-store.js';
 import { semAcquireScript, semReleaseScript, semRenewScript } from './scripts.js';
+import { storeInternals, type StoreInternals } from './store-internals.js';
 import { StoreUnavailableError } from './store-unavailable-error.js';
 import {
   nonNegativeInteger,
