@@ -35,7 +35,7 @@ import {
 import { CleanupLane } from './cleanup-lane.js';
 import { RedisTime } from './redis-time.js';
 import type { ScriptClient } from './script-client.js';
-import type { RedisScript } from './scripts.js';
+import type { RedisScript } from './redis-script.js';
 import { StoreBreaker } from './store-breaker.js';
 
 export {

@@ -37,7 +37,7 @@ import {
   type ScriptRequest,
 } from './call-result.js';
 import type { ScriptClient } from './script-client.js';
-import type { RedisScript } from './scripts.js';
+import type { RedisScript } from './redis-script.js';
 
 /** Ms between checks for a ready client while calls wait. */
 export const retryEveryMs = 20;

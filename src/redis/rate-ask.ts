@@ -8,7 +8,8 @@
 import { SpillwayArgumentError } from '../core/errors/argument-error.js';
 import type { RatePolicy } from '../core/rate-store/rate-store.js';
 import type { KeyKind } from './keys.js';
-import { fixedWindowScript, gcraScript, slidingWindowScript, type RedisScript } from './scripts.js';
+import { fixedWindowScript, gcraScript, slidingWindowScript } from './rate-scripts.js';
+import type { RedisScript } from './redis-script.js';
 
 /** Which algorithm `take` runs. */
 export type RateAlgorithm = 'gcra' | 'fixed-window' | 'sliding-window';

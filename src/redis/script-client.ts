@@ -14,7 +14,7 @@
  * @module
  */
 import { SpillwayConfigError } from '../core/errors/config-error.js';
-import type { RedisScript } from './scripts.js';
+import type { RedisScript } from './redis-script.js';
 
 type Arg = string | number;
 
