@@ -23,9 +23,9 @@ export {
   type RedisAcquireOptions,
   type RedisAcquireResult,
   type RedisConcurrencyLimit,
-  type RedisConcurrencyLimitOptions,
   type RedisRejectionReason,
 } from './redis-concurrency-limit.js';
+export type { RedisConcurrencyLimitOptions } from './redis-concurrency-limit-options.js';
 export type { LeasePermit } from './lease-permit.js';
 export type { FailurePolicy } from './failure-policy.js';
 export type { FailureKind } from './call-gate.js';

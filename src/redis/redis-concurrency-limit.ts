@@ -15,46 +15,19 @@ import {
 } from '../core/concurrency-limit/concurrency-limit.js';
 import type { Permit } from '../core/concurrency-limit/permit.js';
 import { SpillwayArgumentError } from '../core/errors/argument-error.js';
-import { SpillwayConfigError } from '../core/errors/config-error.js';
 import { rejectionError, type RejectionReason } from '../core/errors/rejected-error.js';
 import { Emitter, type Event } from '../core/events/emitter.js';
 import { isFailure } from './call-gate.js';
-import type { FailurePolicy } from './failure-policy.js';
 import { redisKey } from './keys.js';
 import { RedisLeasePermit, type LeaseOwner, type LeasePermit } from './lease-permit.js';
-import type { RedisStore } from './redis-store.js';
-import { semAcquireScript, semReleaseScript, semRenewScript } from './scripts.js';
-import { storeInternals, type StoreInternals } from './store-internals.js';
-import { StoreUnavailableError } from './store-unavailable-error.js';
 import {
-  nonNegativeInteger,
-  oneOf,
-  optionsObject,
-  positiveInteger,
-  positiveNumber,
-} from './validate.js';
-
-/** Options of {@link redisConcurrencyLimit}. */
-export interface RedisConcurrencyLimitOptions {
-  /** The store whose client, prefix, deadline and breaker this limit uses. Required. */
-  readonly store: RedisStore;
-  /** Names the semaphore; part of its keys. Required. */
-  readonly name: string;
-  /** Most weight held at once across every replica (per `key`). Required. */
-  readonly limit: number;
-  /** A lease's life without renewal, in ms; outlive your longest GC pause. @default 30_000 */
-  readonly leaseTtlMs?: number;
-  /** How often held leases are renewed, in ms. @default leaseTtlMs / 3 */
-  readonly renewEveryMs?: number;
-  /** Most callers waiting in this process; 0 refuses at once. @default 0 */
-  readonly maxQueue?: number;
-  /** Longest a caller waits in line, in ms. @default 1_000 */
-  readonly maxQueueWaitMs?: number;
-  /** Longest pause between polls of Redis while waiting, in ms (jittered). @default 25 */
-  readonly pollMs?: number;
-  /** Failure policy for this limit (`local`: limit ÷ replicas here). @default the store's */
-  readonly onError?: FailurePolicy;
-}
+  limitSettings,
+  type LimitSettings,
+  type RedisConcurrencyLimitOptions,
+} from './redis-concurrency-limit-options.js';
+import { semAcquireScript, semReleaseScript, semRenewScript } from './semaphore-scripts.js';
+import type { StoreInternals } from './store-internals.js';
+import { StoreUnavailableError } from './store-unavailable-error.js';
 
 /** Options of {@link RedisConcurrencyLimit.acquire}. */
 export interface RedisAcquireOptions {
@@ -112,44 +85,8 @@ export interface RedisConcurrencyLimit {
 export function redisConcurrencyLimit(
   options: RedisConcurrencyLimitOptions,
 ): RedisConcurrencyLimit {
-  const o = optionsObject('redisConcurrencyLimit options', options);
-  const store = storeInternals(o.store);
-  if (store === undefined) {
-    throw new SpillwayConfigError('store', 'a store made by redisStore()', o.store);
-  }
-  if (typeof o.name !== 'string' || o.name.length === 0) {
-    throw new SpillwayConfigError('name', 'a non-empty string', o.name);
-  }
-  const leaseTtlMs = positiveInteger('leaseTtlMs', o.leaseTtlMs ?? 30_000);
-  const renewEveryMs = positiveNumber('renewEveryMs', o.renewEveryMs ?? leaseTtlMs / 3);
-  if (renewEveryMs >= leaseTtlMs) {
-    throw new SpillwayConfigError(
-      'renewEveryMs',
-      `less than leaseTtlMs (${leaseTtlMs})`,
-      renewEveryMs,
-    );
-  }
-  return new Limit(store, {
-    name: o.name,
-    limit: positiveInteger('limit', o.limit),
-    leaseTtlMs,
-    renewEveryMs,
-    maxQueue: nonNegativeInteger('maxQueue', o.maxQueue ?? 0),
-    maxQueueWaitMs: positiveNumber('maxQueueWaitMs', o.maxQueueWaitMs ?? 1_000),
-    pollMs: positiveNumber('pollMs', o.pollMs ?? 25),
-    policy: oneOf('onError', o.onError ?? store.policy, ['open', 'closed', 'local']),
-  });
-}
-
-interface Settings {
-  readonly name: string;
-  readonly limit: number;
-  readonly leaseTtlMs: number;
-  readonly renewEveryMs: number;
-  readonly maxQueue: number;
-  readonly maxQueueWaitMs: number;
-  readonly pollMs: number;
-  readonly policy: FailurePolicy;
+  const { store, settings } = limitSettings(options);
+  return new Limit(store, settings);
 }
 
 type Attempt =
@@ -165,7 +102,7 @@ const unavailable = Object.freeze({
 
 class Limit implements RedisConcurrencyLimit, LeaseOwner {
   readonly #st: StoreInternals;
-  readonly #s: Settings;
+  readonly #s: LimitSettings;
   readonly #clock: Clock;
   // Local fallback limits (`local` policy), one per key while it holds permits.
   readonly #local = new Map<string, ConcurrencyLimit>();
@@ -174,7 +111,7 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
   readonly #lostE = new Emitter<LeaseLostEvent>();
   readonly onLeaseLost = this.#lostE.event;
 
-  constructor(store: StoreInternals, settings: Settings) {
+  constructor(store: StoreInternals, settings: LimitSettings) {
     this.#st = store;
     this.#s = settings;
     this.#clock = store.clock;
