@@ -206,7 +206,7 @@ export class Client implements Dependency {
   /** An attempt's work rejected. */
   #faulted<T>(attempt: Attempt<T>, error: unknown): Promise<T> {
     const work = attempt.call.work;
-    // Aborted by its own timer or by the caller: `#judge` reads which from the scope.
+    // Aborted by its own timer or by the caller: `judge` reads which from the scope.
     if (attempt.scope.fired !== undefined || attempt.call.signal?.aborted === true) {
       return this.#failed(attempt, error);
     }
@@ -215,7 +215,7 @@ export class Client implements Dependency {
   }
 
   /**
-   * An attempt that failed: records it as `verdict` (or as `#judge` reads the error), frees
+   * An attempt that failed: records it as `verdict` (or as `judge` reads the error), frees
    * what it held, and ends it.
    */
   #failed<T>(attempt: Attempt<T>, error: unknown, verdict?: Verdict): Promise<T> {
