@@ -12,6 +12,7 @@ import {
   isUnsentNetworkError,
   type Criticality,
 } from '../index.js';
+import { describe } from '../core/errors/config-error.js';
 import type { Attempt, Work } from './records.js';
 import type { AttemptScope } from './attempt-scope.js';
 import { mergeHeaders, type HeadersLike } from './propagation.js';
@@ -195,13 +196,6 @@ function attemptInit(
 ): RequestInit {
   const headers = base === undefined ? fields : mergeHeaders(base, fields);
   return init === undefined ? { headers } : { ...init, headers };
-}
-
-/** A short description of a value that should have been a Response, for an error message. */
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'object') return `an object (${value.constructor?.name ?? 'no prototype'})`;
-  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
 }
 
 function isReplayable(body: unknown): boolean {
