@@ -35,8 +35,14 @@ export function networkDetail(error: unknown): string | undefined {
 
 /** `error`'s message, without the `(SPILLWAY_E_…, see docs/errors.md…)` suffix; bounded. */
 export function summaryOf(error: unknown): string {
-  const message =
-    error instanceof Error ? error.message : typeof error === 'string' ? error : String(error);
+  let message: string;
+  try {
+    message =
+      error instanceof Error ? error.message : typeof error === 'string' ? error : String(error);
+  } catch {
+    // A value whose conversion throws must not turn the wrapping error's message into a throw.
+    message = Object.prototype.toString.call(error);
+  }
   const plain = isSpillwayError(error)
     ? message.replace(/ \(SPILLWAY_E_[A-Z_]+, see [^)]*\)$/, '')
     : message;
