@@ -12,9 +12,11 @@ import { writeReport } from '../load/index.js';
 import { UsageError, type Command } from './command.js';
 import {
   capacityPerSec,
+  exitCodeOf,
   mb,
   nextRequestText,
   serverArgs,
+  targetLine,
   type RunRecord,
   type ServerName,
 } from './demo/records.js';
@@ -184,7 +186,7 @@ export const demo: Command = {
         notes: [
           'naive: an unbounded line and no deadline. bulkhead: cockatiel bulkhead(10, 10) on bare node:http. bounded: Spillway with 10 slots, a line of 10 bounded at 50 ms, 150/s per client and a 1 s deadline.',
           'Load is open loop: requests go out on schedule whatever the server does, latency counts from the intended send time, and callers destroy the socket after 1 s.',
-          ...targets.map((t) => `${t.pass ? '✓' : '✗'} ${t.name}: ${t.detail}`),
+          ...targets.map(targetLine),
         ],
       });
       log(`\nreport: ${values.report}`);
@@ -195,7 +197,9 @@ export const demo: Command = {
         `\nwarning: ${invalid.length} of ${records.length} runs were not valid (the generator fell behind or the machine was busy); their numbers are flagged, not clean.`,
       );
     }
-    return 0;
+    const code = exitCodeOf(targets);
+    if (code !== 0) log('\nA target was missed on valid runs (✗ above): exit code 1.');
+    return code;
   },
 };
 

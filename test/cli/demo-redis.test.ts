@@ -1,12 +1,10 @@
 // `spillway demo --redis … --replicas 3` as a user runs it (needs Redis on 127.0.0.1:6379,
 // which .ci/run starts): three bounded replicas behind a round-robin split hold one client to
 // ONE quota when the quota lives in Redis, and to three quotas when each replica keeps its own.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { demoJson } from '../helpers/demo.js';
 import { sharedRedisMissing } from '../redis/helpers.js';
 
-const main = new URL('../../dist/cli/main.js', import.meta.url).pathname;
 const missing = await sharedRedisMissing();
 if (missing !== undefined) console.warn(`skipping the demo at scale: ${missing}`);
 
@@ -25,11 +23,8 @@ describe.skipIf(missing !== undefined)('spillway demo --redis --replicas 3', () 
     'holds a client to one quota across replicas through Redis',
     { timeout: 120_000 },
     async () => {
-      const { stdout } = await promisify(execFile)(
-        process.execPath,
+      const out = await demoJson<ScaleOutJson>(
         [
-          main,
-          'demo',
           '--redis',
           'redis://127.0.0.1:6379',
           '--replicas',
@@ -38,9 +33,8 @@ describe.skipIf(missing !== undefined)('spillway demo --redis --replicas 3', () 
           '--json',
           '--no-report',
         ],
-        { maxBuffer: 8 * 1024 * 1024, timeout: 110_000 },
+        110_000,
       );
-      const out = JSON.parse(stdout) as ScaleOutJson;
       const memory = out.scaleOut.find((r) => r.quotas === 'memory')!;
       const redis = out.scaleOut.find((r) => r.quotas === 'redis')!;
       console.log(

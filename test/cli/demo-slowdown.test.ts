@@ -1,11 +1,8 @@
 // `spillway demo --scenarios slowdown`: the database slows from 30 to 300 ms for a third of
 // the run. The adaptive limit must shrink while it is slow and grow back after, and serve
 // about as well as the right fixed cap (the pool size) — far better than a cap sized too big.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-
-const main = new URL('../../dist/cli/main.js', import.meta.url).pathname;
+import { demoJson } from '../helpers/demo.js';
 
 interface SlowdownJson {
   runs: { server: string; limitTrace?: number[]; okPerSecWhileSlow?: number }[];
@@ -17,12 +14,10 @@ describe('spillway demo --scenarios slowdown', () => {
     'the adaptive limit shrinks and recovers, and beats an oversized fixed cap',
     { timeout: 180_000 },
     async () => {
-      const { stdout } = await promisify(execFile)(
-        process.execPath,
-        [main, 'demo', '--quick', '--json', '--no-report', '--scenarios', 'slowdown'],
-        { maxBuffer: 8 * 1024 * 1024, timeout: 170_000 },
+      const out = await demoJson<SlowdownJson>(
+        ['--quick', '--json', '--no-report', '--scenarios', 'slowdown'],
+        170_000,
       );
-      const out = JSON.parse(stdout) as SlowdownJson;
       const by = (name: string) => out.runs.find((r) => r.server === name)!;
       const adaptive = by('adaptive');
       const oversized = by('fixed-50');

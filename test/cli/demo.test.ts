@@ -2,11 +2,8 @@
 // on any machine — Spillway's goodput far above the naive server's, and the request sent after
 // the rush answered far sooner. (The absolute targets are checked by the demo itself and
 // recorded in BENCHMARKS.md from a quiet machine.)
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-
-const main = new URL('../../dist/cli/main.js', import.meta.url).pathname;
+import { demoJson } from '../helpers/demo.js';
 
 interface DemoJson {
   runs: {
@@ -31,23 +28,11 @@ interface DemoJson {
 }
 
 /** `spillway demo --quick --json --no-report` for these servers and scenarios. */
-async function quickDemo(servers: string, scenarios: string, timeoutMs: number): Promise<DemoJson> {
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [
-      main,
-      'demo',
-      '--quick',
-      '--json',
-      '--no-report',
-      '--servers',
-      servers,
-      '--scenarios',
-      scenarios,
-    ],
-    { maxBuffer: 16 * 1024 * 1024, timeout: timeoutMs },
+function quickDemo(servers: string, scenarios: string, timeoutMs: number): Promise<DemoJson> {
+  return demoJson<DemoJson>(
+    ['--quick', '--json', '--no-report', '--servers', servers, '--scenarios', scenarios],
+    timeoutMs,
   );
-  return JSON.parse(stdout) as DemoJson;
 }
 
 describe('spillway demo --quick --json', () => {

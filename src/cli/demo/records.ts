@@ -46,10 +46,42 @@ export interface RunRecord {
   readonly peakRssBytes: number;
 }
 
+/** A target of the demo, checked against what was measured. */
 export interface Target {
   readonly name: string;
   readonly pass: boolean;
+  /**
+   * False when a run the check rests on was not valid (the generator fell behind or the
+   * machine was busy): a miss there is shown as unjudged, not as a failure of the server.
+   */
+  readonly judged: boolean;
   readonly detail: string;
+}
+
+/** `✓`, `✗`, or `?` for a miss on a run that was not valid. */
+export function targetLine(t: Target): string {
+  if (t.pass) return `✓ ${t.name}: ${t.detail}`;
+  if (t.judged) return `✗ ${t.name}: ${t.detail}`;
+  return `? ${t.name}: ${t.detail} — not judged: a run it rests on was not valid (a busy machine)`;
+}
+
+/** The demo's exit code: 1 when a target was missed on valid runs, else 0. */
+export function exitCodeOf(targets: readonly Target[]): number {
+  return targets.some((t) => !t.pass && t.judged) ? 1 : 0;
+}
+
+/**
+ * A latency as the tables print it (`formatMs`), as a number: the checks compare what they
+ * print, so a target never reads `5.00 ms (≤ 5 ms)` next to a ✗.
+ */
+export function shownMs(ms: number | undefined): number {
+  if (ms === undefined || !Number.isFinite(ms)) return Infinity;
+  return Number(formatMs(ms).replace(/[^0-9.]/g, ''));
+}
+
+/** A fraction rounded to the three places the checks print it with. */
+export function shown3(fraction: number): number {
+  return Math.round(fraction * 1_000) / 1_000;
 }
 
 export function sum(groups: readonly GroupStats[], f: (g: GroupStats) => number): number {

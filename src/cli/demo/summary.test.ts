@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import type { GroupStats, LoadResult } from '../../load/index.js';
+import { capacityPerSec, exitCodeOf, targetLine, type RunRecord, type ServerName } from './records.js';
+import { scenarios } from './scenarios.js';
+import { checkTargets } from './summary.js';
+
+const [reference, , tenX] = scenarios({ quick: false });
+
+/** A run of `server` in `scenario` with the figures the checks read; the rest left out. */
+function run(
+  scenario: NonNullable<typeof reference>,
+  server: ServerName,
+  figures: { goodput: number; okP99?: number; refusalP99?: number; valid?: boolean },
+): RunRecord {
+  const group = {
+    name: 'clients',
+    sent: 2_500,
+    ok: 1_650,
+    goodputPerSec: figures.goodput * capacityPerSec,
+    latencyMs: {
+      ok: { p50: 40, p99: figures.okP99 ?? 60 },
+      ...(figures.refusalP99 === undefined ? {} : { rejected: { p99: figures.refusalP99 } }),
+    },
+  } as unknown as GroupStats;
+  const result = {
+    groups: [group],
+    totals: group,
+    validity: { valid: figures.valid ?? true, reasons: [] },
+    windows: [],
+  } as unknown as LoadResult;
+  return {
+    scenario,
+    server,
+    result,
+    next: { ms: 33, outcome: 'ok' },
+    unloadedMs: 32,
+    idleRssBytes: 60 * 2 ** 20,
+    peakRssBytes: 70 * 2 ** 20,
+  };
+}
+
+describe('the demo checks what it prints', () => {
+  it('judges goodput against the bulkhead of the same run, at the printed precision', () => {
+    // The miss the issue saw: G 0.9894 printed as 0.99 next to a ✗. Now it is printed as 0.989
+    // and checked against 0.99 × the bulkhead's.
+    const targets = checkTargets([
+      run(reference!, 'bulkhead', { goodput: 0.9985 }),
+      run(reference!, 'bounded', { goodput: 0.9894 }),
+    ]);
+    const held = targets.find((t) => t.name === 'Spillway holds at the reference load')!;
+    expect(held.pass).toBe(true);
+    expect(held.detail).toContain('G 0.989');
+    expect(held.detail).toContain('0.99 × the bulkhead');
+    expect(held.detail).toContain('below 0.990 of capacity');
+    expect(targetLine(held)).toMatch(/^✓ /);
+    expect(exitCodeOf(targets)).toBe(0);
+  });
+
+  it('a real miss is a ✗ and exit code 1', () => {
+    const targets = checkTargets([
+      run(reference!, 'bulkhead', { goodput: 1.0 }),
+      run(reference!, 'bounded', { goodput: 0.95 }),
+    ]);
+    const held = targets.find((t) => t.name === 'Spillway holds at the reference load')!;
+    expect(held.pass).toBe(false);
+    expect(targetLine(held)).toMatch(/^✗ /);
+    expect(exitCodeOf(targets)).toBe(1);
+  });
+
+  it('without a bulkhead, holds goodput to 0.99 of capacity', () => {
+    const [held] = checkTargets([run(reference!, 'bounded', { goodput: 0.9894 })]);
+    expect(held!.pass).toBe(false);
+    expect(held!.detail).toContain('G 0.989 (≥ 0.990)');
+  });
+
+  it('compares a latency as formatMs prints it', () => {
+    const pass = checkTargets([run(tenX!, 'bounded', { goodput: 1, refusalP99: 5.004 })])[0]!;
+    expect(pass.detail).toContain('refusal p99 5.00 ms (≤ 5 ms)');
+    expect(pass.pass).toBe(true);
+    const miss = checkTargets([run(tenX!, 'bounded', { goodput: 1, refusalP99: 5.2 })])[0]!;
+    expect(miss.detail).toContain('refusal p99 5.20 ms (≤ 5 ms)');
+    expect(miss.pass).toBe(false);
+  });
+
+  it('a miss on a run that was not valid is shown unjudged, and does not fail the exit code', () => {
+    const targets = checkTargets([
+      run(tenX!, 'bounded', { goodput: 0.8, refusalP99: 17, valid: false }),
+    ]);
+    expect(targets[0]!.judged).toBe(false);
+    expect(targetLine(targets[0]!)).toMatch(/^\? .*not judged/);
+    expect(exitCodeOf(targets)).toBe(0);
+  });
+});
