@@ -7,7 +7,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { LoadGroup, LoadOptions } from '../load/index.js';
 import { arrivals, parseRetryPolicy, type Arrival, type RetryPolicy } from '../load/index.js';
-import { UsageError } from './command.js';
+import { parseArgsUsageError, UsageError } from './command.js';
 
 /** What the command does besides the run itself. */
 export interface LoadCommandArgs {
@@ -147,7 +147,7 @@ export function parseLoadArgs(argv: readonly string[]): LoadCommandArgs {
   try {
     parsed = parseArgs({ args: [...argv], options: flags, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw parseArgsUsageError(error) ?? error;
   }
   const { values, positionals } = parsed;
   if (positionals.length !== 1) {

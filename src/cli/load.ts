@@ -5,8 +5,8 @@
  * @module
  */
 import { SpillwayConfigError } from '../core/errors/config-error.js';
-import { formatTable, runLoad, writeReport } from '../load/index.js';
-import { UsageError, type Command } from './command.js';
+import { formatTable, runLoad, writeReport, type LoadResult } from '../load/index.js';
+import { CommandFailure, UsageError, type Command } from './command.js';
 import { parseLoadArgs } from './load-args.js';
 import { progressReporter } from './progress.js';
 
@@ -57,6 +57,10 @@ Output:
 Progress goes to stderr: one live line on a terminal, a line every 5 s otherwise. Ctrl-C
 stops sending, waits for the answers in flight, and prints what was measured.
 
+Exit status: 0 once the run is measured; 1 if the host name does not resolve, or if more
+than half of the requests failed on the network (nothing listening, say: the run measured
+the network, not the server; it still prints what it saw, then why); 2 for bad options.
+
 Examples:
   spillway load http://127.0.0.1:3000/ --rate 500 --duration 5s --deadline-ms 1000
   spillway load http://127.0.0.1:3000/work --rate 3300 --arrival poisson --report run.html
@@ -89,7 +93,7 @@ export const command: Command = {
       });
     } catch (error) {
       if (error instanceof SpillwayConfigError) throw new UsageError(error.message);
-      throw error;
+      throw lookupFailure(args.options.url, error) ?? error;
     } finally {
       process.off('SIGINT', onSigint);
       progress.finish();
@@ -100,6 +104,39 @@ export const command: Command = {
       await writeReport(args.reportFile, { title: `spillway load ${result.url}`, runs: [result] });
       process.stderr.write(`report written to ${args.reportFile}\n`);
     }
+    const failure = networkFailure(result);
+    if (failure !== undefined) throw new CommandFailure(failure);
     return 0;
   },
 };
+
+/** The host name of `url` failing to resolve, as the line to print; undefined otherwise. */
+function lookupFailure(url: string | URL, error: unknown): CommandFailure | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code !== 'ENOTFOUND' && code !== 'EAI_AGAIN' && code !== 'EAI_FAIL') return undefined;
+  return new CommandFailure(
+    `cannot resolve the host '${new URL(url).hostname}' (${code}): check the URL, or use an IP address`,
+  );
+}
+
+/**
+ * Why a run measured the network rather than the server: more than half of the requests sent
+ * failed before any answer (refused, reset, closed). Its table would read like a result, so
+ * the command names the commonest failure and exits 1 after printing it.
+ */
+function networkFailure(result: LoadResult): string | undefined {
+  const { network, sent, networkByReason } = result.totals;
+  if (network === 0 || network * 2 <= sent) return undefined;
+  const [reason = 'unknown'] =
+    Object.entries(networkByReason).sort(([, a], [, b]) => b - a)[0] ?? [];
+  const where = new URL(result.url).host;
+  const share = network === sent ? `all ${sent}` : `${network} of ${sent}`;
+  switch (reason) {
+    case 'ECONNREFUSED':
+      return `connection refused at ${where} (ECONNREFUSED) for ${share} requests: is the server running, and on that port?`;
+    case 'ECONNRESET':
+      return `connections reset at ${where} (ECONNRESET) for ${share} requests: the server closed them without answering`;
+    default:
+      return `network failures at ${where} for ${share} requests, most of them '${reason}': is an HTTP server listening there?`;
+  }
+}

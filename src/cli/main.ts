@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
- * The `spillway` command: dispatches to a subcommand, prints help, and turns usage errors into
- * a message and exit code 2 instead of a stack trace.
+ * The `spillway` command: dispatches to a subcommand, prints help, and turns mistakes into a
+ * message and an exit code instead of a stack trace: 2 for usage errors, 1 for a failure the
+ * user can act on, 141 (SIGPIPE's) when whoever read our output has gone.
  *
  * @module
  */
-import { UsageError } from './command.js';
+import { constants } from 'node:os';
+import { CommandFailure, parseArgsUsageError, UsageError } from './command.js';
 import { commands } from './commands.js';
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -32,7 +34,32 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(command.help.endsWith('\n') ? command.help : `${command.help}\n`);
     return 0;
   }
-  return command.run(rest);
+  try {
+    return await command.run(rest);
+  } catch (error) {
+    return report(name, error);
+  }
+}
+
+/** Prints why command `name` failed; resolves to its exit code. A stack only for a bug. */
+function report(name: string, error: unknown): number {
+  const usageError = error instanceof UsageError ? error : parseArgsUsageError(error);
+  if (usageError !== undefined) {
+    process.stderr.write(
+      `spillway ${name}: ${usageError.message}\nRun 'spillway ${name} --help' for its options.\n`,
+    );
+    return 2;
+  }
+  if (error instanceof CommandFailure) {
+    process.stderr.write(`spillway ${name}: ${error.message}\n`);
+    return 1;
+  }
+  process.stderr.write(`spillway ${name}: ${describe(error)}\n`);
+  return 1;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 
 async function usage(): Promise<string> {
@@ -47,21 +74,22 @@ async function usage(): Promise<string> {
   return lines.join('\n');
 }
 
+// A reader that went away (`spillway demo | head -3`) is not a failure to report, and there
+// is no one left to report it to: exit as a pipe's writer killed by SIGPIPE would. The 'exit'
+// handlers still run, so the demo's child servers end with it.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(128 + constants.signals.SIGPIPE);
+  });
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof UsageError) {
-      process.stderr.write(
-        `spillway: ${error.message}\nRun 'spillway <command> --help' for usage.\n`,
-      );
-      process.exitCode = 2;
-    } else {
-      process.stderr.write(
-        `spillway: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      );
-      process.exitCode = 1;
-    }
+    process.stderr.write(`spillway: ${describe(error)}\n`);
+    process.exitCode = 1;
   },
 );

@@ -1,7 +1,8 @@
 /**
- * `spillway serve <naive|bounded>`: runs a reference server — the simulated database behind an
- * accept-everything server or behind Spillway — for the demo, the benchmarks and for trying
- * Spillway by hand. Prints `listening on <port>` once ready.
+ * `spillway serve <naive|bounded|bulkhead>`: runs a reference server — the simulated database
+ * behind an accept-everything server, behind Spillway or behind a bare bulkhead — for the
+ * demo, the benchmarks and for trying Spillway by hand. Prints `listening on <port>` once
+ * ready.
  *
  * @module
  */
@@ -9,7 +10,7 @@ import { UsageError, type Command } from './command.js';
 import { parseServeArgs } from './serve/serve-args.js';
 import { startReferenceServer } from './serve/servers.js';
 
-const help = `Usage: spillway serve <naive|bounded> [options]
+const help = `Usage: spillway serve <naive|bounded|bulkhead> [options]
 
 Runs a reference server over a simulated database (a pool of connections, each held for a
 fixed service time), so capacity is known exactly: connections / service time
@@ -61,8 +62,8 @@ and bounded on node). The admin route is how the demo slows the database mid-run
 authentication, so whoever can reach it can slow the server for everyone. That is why a
 node server listens only on loopback unless --allow-remote-admin says otherwise.
 
-SIGINT or SIGTERM stops the server: it closes its connections and its Redis client and
-exits; a second signal exits at once.
+SIGINT, SIGTERM or SIGHUP stops the server: it closes its connections and its Redis client
+and exits; a second signal exits at once.
 
 Examples:
   spillway serve bounded --port 8080
@@ -71,25 +72,38 @@ Examples:
 
 /** How long a stop may take before the process exits anyway (a handle left open). */
 const stopLimitMs = 10_000;
+/** Each asks the server to stop; a closed terminal (SIGHUP) as much as Ctrl-C or a supervisor. */
+const stopSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** What to do about each way `--host` and `--port` can fail to listen. */
+const listenHints: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'something else listens there; choose another --port, or 0 for a free one',
+  EACCES: 'not allowed (ports below 1024 need privileges); choose another --port',
+  EADDRNOTAVAIL: 'no such address on this machine; check --host',
+  ENOTFOUND: 'the host name does not resolve; check --host',
+  EAI_AGAIN: 'the host name could not be resolved now; check --host, or use an address',
+};
 
 export const serve: Command = {
-  summary: 'run a reference server (naive or bounded) over a simulated database',
+  summary: 'run a reference server (naive, bounded or bulkhead) over a simulated database',
   help,
   async run(argv) {
     const { options, listen } = parseServeArgs(argv);
     const log = (line: string): void => void process.stderr.write(`spillway serve: ${line}\n`);
     const server = await startReferenceServer(options, listen, log).catch((error: unknown) => {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-        throw new UsageError(`cannot listen on ${listen.host} port ${listen.port}: ${code}`);
+      const hint = code === undefined ? undefined : listenHints[code];
+      if (hint !== undefined) {
+        throw new UsageError(
+          `cannot listen on ${listen.host} port ${listen.port} (${code}): ${hint}`,
+        );
       }
       throw error;
     });
     process.stdout.write(`listening on ${server.port}\n`);
     await new Promise<void>((resolve) => {
       const stop = (): void => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
+        for (const signal of stopSignals) process.off(signal, stop);
         // A second signal now takes Node's default action: it ends the process at once.
         setTimeout(() => {
           log(`still running ${stopLimitMs / 1000} s after the signal; exiting`);
@@ -97,8 +111,7 @@ export const serve: Command = {
         }, stopLimitMs).unref();
         void server.close().then(resolve);
       };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
+      for (const signal of stopSignals) process.on(signal, stop);
     });
     return 0;
   },

@@ -92,7 +92,7 @@ describe('spillway serve', () => {
 
   it('refuses bad input with a clear message and exit code 2, never a stack trace', async () => {
     const cases: [string[], string][] = [
-      [['fast'], "serve needs a mode: 'naive' or 'bounded', got 'fast'"],
+      [['fast'], "the mode must be naive, bounded or bulkhead, got 'fast'"],
       // Number('') is 0: an empty port must not quietly mean "any free port".
       [['bounded', '--port', ''], "--port must be a whole number from 0 to 65535, got ''"],
       [['naive', '--port', '70000'], "--port must be a whole number from 0 to 65535, got '70000'"],
@@ -117,6 +117,12 @@ describe('spillway serve', () => {
       expect(stderr).not.toMatch(/^\s+at /m);
       expect(stdout).not.toContain('listening on');
     }
+  });
+
+  it('SIGHUP (a closed terminal) stops it as SIGINT and SIGTERM do: closed, exit code 0', async () => {
+    const { child } = await serve('naive');
+    child.kill('SIGHUP');
+    expect(await exitWithin(child, 8000)).toEqual([0, null]);
   });
 
   it('one SIGTERM stops bounded --redis <unreachable> promptly; Redis trouble is one clear line', async () => {

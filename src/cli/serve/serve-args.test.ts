@@ -64,7 +64,7 @@ describe('parseServeArgs', () => {
   });
 
   it('reads every count strictly, naming the flag', () => {
-    const cases: [string[], string][] = [
+    const cases: [string[], string | RegExp][] = [
       [['bounded', '--port', ''], "--port must be a whole number from 0 to 65535, got ''"],
       [['bounded', '--connections', '0'], '--connections must be a whole number from 1'],
       [['bounded', '--service-ms', '60001'], '--service-ms must be a whole number from 1 to 60000'],
@@ -76,7 +76,12 @@ describe('parseServeArgs', () => {
         '--replicas must be a whole number from 1',
       ],
       [['bounded', '--redis', 'localhost'], '--redis must be a redis:// URL'],
-      [['bounded', '--frobnicate'], "Unknown option '--frobnicate'"],
+      // Node's advice on positionals that start with '-' is left out: it buries the mistake.
+      [['bounded', '--frobnicate'], /^unknown option '--frobnicate'$/],
+      [['bounded', '--port'], /^option '--port <value>' argument missing$/],
+      [[], "missing the mode: naive, bounded or bulkhead, as in 'spillway serve bounded'"],
+      [['fast'], "the mode must be naive, bounded or bulkhead, got 'fast'"],
+      [['naive', 'bounded'], 'expected one mode, got 2: naive bounded'],
     ];
     for (const [argv, message] of cases) {
       expect(() => parseServeArgs(argv)).toThrow(UsageError);

@@ -9,7 +9,7 @@
  */
 import { BlockList, isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import { UsageError } from '../command.js';
+import { parseArgsUsageError, UsageError } from '../command.js';
 import type { ReferenceOptions } from './servers.js';
 
 /** What `spillway serve` runs. */
@@ -88,12 +88,19 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
       },
     });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw parseArgsUsageError(error) ?? error;
   }
   const { values, positionals } = parsed;
   const mode = positionals[0];
   if (mode !== 'naive' && mode !== 'bounded' && mode !== 'bulkhead') {
-    throw new UsageError(`serve needs a mode: 'naive' or 'bounded', got '${mode ?? ''}'`);
+    throw new UsageError(
+      mode === undefined
+        ? "missing the mode: naive, bounded or bulkhead, as in 'spillway serve bounded'"
+        : `the mode must be naive, bounded or bulkhead, got '${mode}'`,
+    );
+  }
+  if (positionals.length > 1) {
+    throw new UsageError(`expected one mode, got ${positionals.length}: ${positionals.join(' ')}`);
   }
   const framework = values.framework;
   if (framework !== 'node' && framework !== 'express' && framework !== 'fastify') {
