@@ -1,7 +1,7 @@
 /**
- * Where a run's measurements accumulate: counters, per-outcome HDR histograms and 1-second
- * windows, per group. Memory is bounded: a fixed number of histograms per group, windows up to
- * a cap, and maps keyed by status code or a capped set of failure reasons.
+ * Where a run's measurements accumulate: counters, per-outcome HDR histograms, 1-second
+ * windows and their steps, per group. Memory is bounded: a fixed number of histograms per
+ * group, windows up to a cap, and maps keyed by status code or a capped set of failure reasons.
  *
  * @module
  */
@@ -53,6 +53,8 @@ export class GroupRecorder {
   readonly totals = emptyCounts();
   readonly window = emptyCounts();
   readonly windows: WindowCounts[] = [];
+  /** The window's counts when its current step began. */
+  readonly #stepStart = emptyCounts();
   readonly attemptOutcomes = emptyOutcomes();
   readonly rejectedByStatus = new Map<string, number>();
   readonly errorsByStatus = new Map<string, number>();
@@ -124,10 +126,21 @@ export class GroupRecorder {
     }
   }
 
+  /** Closes the current step of the window: its counts. */
+  closeStep(): WindowCounts {
+    const step = emptyCounts();
+    for (const key of Object.keys(step) as (keyof WindowCounts)[]) {
+      step[key] = this.window[key] - this.#stepStart[key];
+    }
+    Object.assign(this.#stepStart, this.window);
+    return step;
+  }
+
   /** Closes the current window; keeps it when `keep`. */
   closeWindow(keep: boolean): void {
     if (keep) this.windows.push({ ...this.window });
     Object.assign(this.window, emptyCounts());
+    Object.assign(this.#stepStart, this.window);
   }
 
   /** The group's statistics; rates are per second of `durationMs`. */

@@ -44,6 +44,27 @@ export interface WindowStats extends WindowCounts {
   readonly inFlight: number;
   /** Open connections when the window closed. */
   readonly connections: number;
+  /**
+   * The window in quarters, in a run of at most 30 s (the report draws a short run at this
+   * grain); empty in a longer run, and past 480 steps.
+   */
+  readonly steps: readonly WindowStep[];
+}
+
+/**
+ * A part of a window. Its span is measured (when its timer fired, or the window closed), so
+ * rates over it are exact; `offered` counts by send time, the rest by completion time. The
+ * steps of a window add up to it.
+ */
+export interface WindowStep {
+  /** Step start, ms after the run started. */
+  readonly startMs: number;
+  readonly durationMs: number;
+  /** Latency of the `ok` answers that completed in the step, from their intended send time. */
+  readonly okP50Ms: number | null;
+  readonly okP99Ms: number | null;
+  /** Counts of each group, in the order of {@link LoadResult.groups}. */
+  readonly groups: readonly WindowCounts[];
 }
 
 /** Cumulative counts while a run is going (for progress lines). */

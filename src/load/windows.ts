@@ -1,7 +1,9 @@
 /**
  * The measurement windows of a run: schedule lag of every measured arrival, and 1-second
  * windows of counts and percentiles, closed on their boundary exactly and reported through
- * `onWindow` as they close. Memory is bounded: windows past `maxWindows` are counted, not kept.
+ * `onWindow` as they close. A short run's windows also hold their quarters (steps), so a 5 s
+ * run draws as 20 points rather than 5. Memory is bounded: windows past `maxWindows` are
+ * counted, not kept, and steps stop at `maxSteps` (fewer with many groups).
  *
  * @module
  */
@@ -9,8 +11,19 @@ import type { RecordableHistogram } from 'node:perf_hooks';
 import { latencyHistogram, percentileMs, recordMs } from './latency-histogram.js';
 import type { LoadOptions, ResolvedOptions } from './options.js';
 import { emptyCounts, type GroupRecorder } from './recorder.js';
-import type { LoadProgress, WindowCounts, WindowStats } from './result.js';
+import type { LoadProgress, WindowCounts, WindowStats, WindowStep } from './result.js';
 import { armTimer } from './timer.js';
+
+/** A window's length (the last one of a run may be shorter). */
+export const windowMs = 1000;
+/** A step's length: a quarter of a window. */
+export const stepMs = 250;
+/** Runs up to this long (their schedule) keep steps; a longer one has enough windows to draw. */
+const shortRunMs = 30_000;
+/** Steps kept in a run at most (2 minutes: a short run and its drain). */
+const maxSteps = 480;
+/** Step × group counts kept in a run at most: a run with many groups keeps fewer steps. */
+const maxStepCounts = 20_000;
 
 /** What a closing window reads of the rest of the run, and tells it. */
 export interface WindowGauges {
@@ -49,9 +62,17 @@ export class MeasurementWindows {
   readonly #windows: WindowStats[] = [];
   #windowsDropped = 0;
   #index = 0;
-  #endMs = 1000;
+  #endMs = windowMs;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
+  /** Steps the run may still keep. */
+  #stepsLeft: number;
+  /** The current window's steps; `undefined` when it keeps none. */
+  #steps: WindowStep[] | undefined;
+  /** When the current step began (measured, ms after the measured start). */
+  #stepStartMs = 0;
+  readonly #stepOk = latencyHistogram();
+  #stepTimer: NodeJS.Timeout | undefined;
 
   constructor(input: MeasurementWindowsOptions) {
     this.#now = input.now;
@@ -60,6 +81,12 @@ export class MeasurementWindows {
     this.#onBoundary = input.onBoundary;
     this.#onWindow = input.onWindow;
     this.#maxWindows = input.options.maxWindows;
+    const groups = input.recorders.length;
+    this.#stepsLeft =
+      input.options.durationMs <= shortRunMs
+        ? Math.min(maxSteps, Math.floor(maxStepCounts / Math.max(groups, 1)))
+        : 0;
+    this.#steps = this.#stepWindow();
   }
 
   /** When the current window ends (ms after the measured start). */
@@ -80,6 +107,7 @@ export class MeasurementWindows {
   /** Arms the first window's timer (the run's clock must be running). */
   start(): void {
     this.#timer = armTimer(this.#onTimer, this.#endMs - this.#now());
+    this.#armStep(this.#now());
   }
 
   /** A measured arrival of group `group`, sent `lagMs` after its intended time (or dropped). */
@@ -92,6 +120,7 @@ export class MeasurementWindows {
   /** A request ended `ok`, `latencyMs` after its intended send time. */
   readonly ok = (latencyMs: number): void => {
     recordMs(this.#windowOk, latencyMs);
+    if (this.#steps !== undefined) recordMs(this.#stepOk, latencyMs);
   };
 
   /** Timers may fire a little early (ms granularity) or late: close on the boundary exactly. */
@@ -107,10 +136,13 @@ export class MeasurementWindows {
   /** Closes one 1-second window: totals of every group, and the window's percentiles. */
   close(): void {
     clearTimeout(this.#timer);
+    clearTimeout(this.#stepTimer);
     const now = this.#now();
+    const steps = this.#steps;
+    if (steps !== undefined) this.#closeStep(steps, now);
     const index = this.#index++;
-    const startMs = index * 1000;
-    this.#endMs = startMs + 2000;
+    const startMs = index * windowMs;
+    this.#endMs = startMs + 2 * windowMs;
     const counts = emptyCounts();
     for (const r of this.#recorders) {
       for (const key of Object.keys(counts) as (keyof WindowCounts)[]) counts[key] += r.window[key];
@@ -128,13 +160,18 @@ export class MeasurementWindows {
       lagP99Ms: percentileMs(this.#windowLag, 99),
       inFlight: gauges.inFlight,
       connections: gauges.connections,
+      steps: steps ?? [],
     };
     if (keep) this.#windows.push(window);
     else this.#windowsDropped++;
     this.#windowOk.reset();
     this.#windowLag.reset();
     gauges.windowClosed(now);
-    if (!this.#stopped) this.#timer = armTimer(this.#onTimer, this.#endMs - this.#now());
+    this.#steps = keep ? this.#stepWindow() : undefined;
+    if (!this.#stopped) {
+      this.#timer = armTimer(this.#onTimer, this.#endMs - this.#now());
+      this.#armStep(now);
+    }
     const onWindow = this.#onWindow;
     if (onWindow !== undefined) {
       try {
@@ -145,6 +182,55 @@ export class MeasurementWindows {
         });
       }
     }
+  }
+
+  /**
+   * The steps of a window about to start, when the run keeps steps and has room for all of the
+   * window's (a window's steps add up to it, or it has none).
+   */
+  #stepWindow(): WindowStep[] | undefined {
+    const perWindow = windowMs / stepMs;
+    if (this.#stepsLeft < perWindow) return undefined;
+    this.#stepsLeft -= perWindow;
+    return [];
+  }
+
+  /**
+   * Arms the timer of the window's next step end after `now`; the window's last step ends when
+   * the window closes. A window closed late (after a stall) skips the step ends already past.
+   */
+  #armStep(now: number): void {
+    if (this.#steps === undefined) return;
+    const windowStartMs = this.#endMs - windowMs;
+    // In the warm-up (now < 0), the first step end is still the next one.
+    const passed = Math.max(0, Math.floor((now - windowStartMs) / stepMs));
+    const nextEndMs = windowStartMs + (passed + 1) * stepMs;
+    if (nextEndMs >= this.#endMs) return;
+    this.#stepTimer = armTimer(this.#onStepTimer, nextEndMs - now, nextEndMs);
+  }
+
+  readonly #onStepTimer = (endMs: number): void => {
+    const now = this.#now();
+    if (now < endMs) {
+      this.#stepTimer = armTimer(this.#onStepTimer, endMs - now, endMs);
+      return;
+    }
+    this.#closeStep(this.#steps!, now);
+    this.#armStep(now);
+  };
+
+  /** Closes the current step at `now`: every group's counts since it began, its percentiles. */
+  #closeStep(steps: WindowStep[], now: number): void {
+    const startMs = this.#stepStartMs;
+    steps.push({
+      startMs: Math.round(Math.max(0, startMs)),
+      durationMs: Math.round(Math.max(0, now - Math.max(0, startMs))),
+      okP50Ms: percentileMs(this.#stepOk, 50),
+      okP99Ms: percentileMs(this.#stepOk, 99),
+      groups: this.#recorders.map((r) => r.closeStep()),
+    });
+    this.#stepOk.reset();
+    this.#stepStartMs = now;
   }
 
   #progress(now: number): LoadProgress {
@@ -159,5 +245,6 @@ export class MeasurementWindows {
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#stepTimer);
   }
 }
