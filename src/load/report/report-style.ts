@@ -21,11 +21,14 @@ h4 { font-size: 12.5px; font-weight: 600; color: var(--muted); margin: 14px 0 4p
 .warning ul { margin: 6px 0 0; padding-left: 20px; }
 .scroll { overflow-x: auto; }
 table.summary { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; font-size: 12.5px; }
-table.summary td.bad { color: #92400e; font-weight: 600; }
 table.summary th { text-align: right; vertical-align: bottom; font-weight: 600; color: #334155; padding: 6px 7px; border-bottom: 2px solid var(--line); }
 table.summary td { text-align: right; padding: 6px 7px; border-bottom: 1px solid var(--line); white-space: nowrap; }
 table.summary .text { text-align: left; white-space: normal; }
 table.summary td.text { min-width: 110px; }
+table.summary tr.run td { border-bottom: none; }
+table.summary tr.details td { color: #475569; font-size: 11.5px; padding-top: 0; }
+table.summary tr.details span { display: inline-block; margin-right: 14px; white-space: nowrap; }
+table.summary tr.details .bad { color: #92400e; font-weight: 600; }
 table.summary .key { font-weight: 600; }
 table.summary tr.run td:first-child { font-weight: 600; }
 table.summary tr.group td { color: #475569; font-size: 12.5px; }
@@ -44,6 +47,7 @@ table.summary tr.invalid td { background: var(--warn); }
 .card.invalid { border-color: var(--warn-line); }
 .kpis { display: grid; grid-template-columns: repeat(4, 1fr); gap: 10px; margin: 12px 0 4px; }
 .kpi { background: var(--bg); border-radius: 8px; padding: 8px 10px; }
+.kpi.lead { background: #eff6ff; box-shadow: inset 3px 0 0 #2563eb; }
 .kpi-label { display: block; font-size: 11.5px; color: var(--muted); text-transform: uppercase; letter-spacing: 0.04em; }
 .kpi-value { display: block; font-size: 17px; font-weight: 650; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .kpi-sub { display: block; font-size: 11.5px; color: var(--muted); min-height: 1.2em; white-space: nowrap; }
@@ -54,5 +58,12 @@ table.summary tr.invalid td { background: var(--warn); }
 .uplot { width: 100%; }
 .u-legend { font-size: 12px; text-align: left; }
 .u-legend .u-marker { width: 10px; height: 10px; border-radius: 2px; }
+@media (max-width: 1100px) {
+  #report { padding: 20px 14px 40px; }
+  .card { padding: 14px; }
+  table.summary { font-size: 12px; }
+  table.summary td, table.summary th { white-space: normal; padding: 5px 3px; }
+  table.summary td.text { min-width: 80px; }
+}
 @media print { body { background: #fff; } .card { box-shadow: none; break-inside: avoid; } }
 `;
