@@ -204,7 +204,8 @@ export async function runScaleOut(o: {
     await writeReport(o.report, {
       title: 'Spillway demo at scale: per-client quotas across replicas',
       subtitle: `${replicas} bounded replicas behind a round-robin split; quotas per replica (memory) vs shared in Redis.`,
-      runs: records.flatMap((r) => r.results),
+      // Quotas are about the polite clients next to the greedy one: their goodput comes first.
+      runs: records.flatMap((r) => r.results.map((result) => ({ ...result, leadGroup: 'polite' }))),
       notes: targets.map(targetLine),
     });
     o.log(`\nreport: ${o.report}`);
