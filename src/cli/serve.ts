@@ -100,8 +100,7 @@ export const serve: Command = {
       }
       throw error;
     });
-    process.stdout.write(`listening on ${server.port}\n`);
-    await new Promise<void>((resolve) => {
+    const stopped = new Promise<void>((resolve) => {
       const stop = (): void => {
         for (const signal of stopSignals) process.off(signal, stop);
         // A second signal now takes Node's default action: it ends the process at once.
@@ -113,6 +112,9 @@ export const serve: Command = {
       };
       for (const signal of stopSignals) process.on(signal, stop);
     });
+    // Only once a signal would stop it gracefully: whoever reads this line may send one at once.
+    process.stdout.write(`listening on ${server.port}\n`);
+    await stopped;
     return 0;
   },
 };
