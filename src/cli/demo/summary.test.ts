@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { GroupStats, LoadResult } from '../../load/index.js';
-import { capacityPerSec, exitCodeOf, targetLine, type RunRecord, type ServerName } from './records.js';
+import {
+  capacityPerSec,
+  exitCodeOf,
+  targetLine,
+  type RunRecord,
+  type ServerName,
+} from './records.js';
 import { scenarios } from './scenarios.js';
 import { checkTargets } from './summary.js';
 
