@@ -11,6 +11,8 @@ const loadFiles = [
   'test/cli/demo*.test.ts',
   // Runs a demo's warm-up before it stops it: load, kept away from timing-sensitive tests.
   'test/cli/cleanup.test.ts',
+  // Sends 500 req/s for 2 × 2 s, as the README's load example does.
+  'test/readme-load.test.ts',
   'test/load/generator.test.ts',
   'src/node/event-loop-monitor.test.ts',
 ];
