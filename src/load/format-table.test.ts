@@ -69,7 +69,7 @@ describe('formatTable', () => {
     expect(lines[3]).toMatch(/^polite .* 1 \(500: 1\)\s+1\s+0\s+0$/);
     expect(lines[4]).toMatch(/^total\s+6\s+6\s+2\s+2\s+1\.00/);
     expect(lines[5]).toBe(
-      'valid run: schedule lag p50 0.50 ms, p99 1.00 ms, max 2.00 ms; generator CPU 12 %; dropped 0',
+      'generator kept its schedule: schedule lag p50 0.50 ms, p99 1.00 ms, max 2.00 ms; generator CPU 12 %; dropped 0',
     );
   });
 

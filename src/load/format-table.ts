@@ -1,6 +1,7 @@
 /**
  * Plain-text tables of load results for terminals and logs: one row per group (and a total
- * when there are several), outcomes apart, latency per outcome, and the validity verdict.
+ * when there are several), outcomes apart, latency per outcome, and whether the generator kept
+ * its schedule.
  *
  * @module
  */
@@ -76,13 +77,17 @@ export function alignColumns(rows: readonly (readonly string[])[]): string {
     .join('\n');
 }
 
-/** The validity verdict in one or more lines. */
+/**
+ * The validity verdict in one or more lines. It judges the generator, never the result: a run
+ * that kept its schedule may have measured nothing but refused connections, so its line says
+ * what held rather than calling the run valid.
+ */
 export function formatValidity(result: LoadResult): string {
   const v = result.validity;
   const figures =
     `schedule lag p50 ${formatMs(v.scheduleLagMs.p50)}, p99 ${formatMs(v.scheduleLagMs.p99)}, ` +
     `max ${formatMs(v.scheduleLagMs.max)}; generator CPU ${v.cpuPercent} %; dropped ${count(v.dropped)}`;
-  if (v.valid) return `valid run: ${figures}`;
+  if (v.valid) return `generator kept its schedule: ${figures}`;
   return [
     `NOT VALID — do not quote these numbers: ${figures}`,
     ...v.reasons.map((r) => `  - ${r}`),
