@@ -1,6 +1,7 @@
 // Claims in the README and docs that are facts about the code or the measurements, checked
-// against them: which fields each error a client call rejects with carries (docs/client.md),
-// and that every cost ratio the README quotes is one BENCHMARKS.md states.
+// against them: which fields each error a client call rejects with carries, and that
+// spillway/client exports each of those classes (docs/client.md); and that every cost ratio
+// the README quotes is one BENCHMARKS.md states.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import {
   SpillwayArgumentError,
   ThrottledError,
 } from '../src/index.js';
+import * as client from '../src/client/index.js';
 import { root } from './helpers/markdown-blocks.js';
 
 const read = (file: string) => readFileSync(join(root, file), 'utf8');
@@ -65,6 +67,16 @@ describe('docs/client.md, Errors', () => {
         expect(own.sort(), name).toEqual(fields);
       }
     }
+  });
+
+  it('names only classes spillway/client exports, as the same objects as spillway', () => {
+    const [header, ...rows] = tableRows('Errors');
+    const classColumn = header!.indexOf('class');
+    const named = rows.flatMap((row) => names(row[classColumn]!));
+    expect(named.length).toBeGreaterThanOrEqual(9);
+    const exported = client as Record<string, unknown>;
+    const missing = named.filter((name) => exported[name] !== instances[name]?.().constructor);
+    expect(missing, 'classes spillway/client does not re-export').toEqual([]);
   });
 });
 

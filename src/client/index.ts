@@ -5,8 +5,9 @@
  * propagation, cancellation that releases the socket, a circuit breaker and SRE adaptive
  * throttling — and turns a callee's refusal into the typed error the HTTP guard passes up.
  * The primitives it is built from (`retryBudget`, `backoff`, `retry`, `circuitBreaker`,
- * `adaptiveThrottle`) and the errors it throws are exported here too — the same objects as
- * `spillway`'s, so either import works and `instanceof` holds across them.
+ * `adaptiveThrottle`) and every error a dependency throws — its own, the cap's and the
+ * deadline's refusals, and the bad-option and bad-argument errors — are exported here too: the
+ * same objects as `spillway`'s, so either import works and `instanceof` holds across them.
  *
  * @module
  */
@@ -32,9 +33,16 @@ export {
   retry,
   retryBudget,
   CircuitOpenError,
+  DeadlineExceededError,
   DependencyOverloadedError,
   DependencyTimeoutError,
+  DependencyUnreachableError,
+  QueueFullError,
+  QueueTimeoutError,
   RetryBudgetExhaustedError,
+  ShedError,
+  SpillwayArgumentError,
+  SpillwayConfigError,
   ThrottledError,
   type AdaptiveThrottle,
   type AdaptiveThrottleOptions,
