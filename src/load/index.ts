@@ -1,7 +1,8 @@
 /**
  * `spillway/load`: an open-loop HTTP load generator that measures overload honestly
  * (BENCHMARKS.md): arrivals on a schedule, latency from the intended send time, outcomes kept
- * apart, HDR histograms, 1-second windows, validity checks, and an HTML report.
+ * apart, HDR histograms, 1-second windows (with their 250 ms steps in a short run), validity
+ * checks, and an HTML report.
  *
  * @module
  */
@@ -16,6 +17,7 @@ export type {
   Validity,
   WindowCounts,
   WindowStats,
+  WindowStep,
 } from './result.js';
 export { arrivals, type Arrival } from './arrivals.js';
 export { outcomes, outcomeOfStatus, type Outcome } from './outcome.js';
