@@ -138,7 +138,7 @@ export const runCardsScript = String.raw`
         var card = add(grid, el('article', 'card run' + (r.valid ? '' : ' invalid')));
         var head = add(card, el('div', 'run-head'));
         add(head, el('h3', null, runs.length > 1 || r.series !== r.label ? r.series : r.label));
-        add(head, el('span', r.valid ? 'badge ok' : 'badge bad', r.valid ? 'valid run' : 'not valid'));
+        add(head, el('span', r.valid ? 'badge ok' : 'badge bad', r.valid ? 'generator on schedule' : 'not valid'));
         kpis(card, r);
         add(card, el('p', 'detail', int(r.totals.offeredPerSec) + ' req/s offered for ' + (r.durationMs / 1000).toFixed(1) + ' s · ' + r.connection +
           ' connections · retry ' + r.retry + ' · ' + r.url));
