@@ -44,7 +44,7 @@ and offers each, open loop, the same scenarios:
   10x        3,300 req/s for 5 s, then one more request timed after the rush
 
 Each server is started fresh for each scenario, warmed up (0.3 s just under capacity, then
-0.25 s of the scenario's own load, so its refusal path is compiled too) and measured once its
+0.5 s of the scenario's own load, so its refusal path is compiled too) and measured once its
 database is idle again. It prints, per scenario and server: requests sent and ok, goodput as
 a fraction of capacity (G), latency of ok answers, refusals by status, timeouts, refusal
 latency, the server's peak RSS and how long the next request took after the rush (given up
