@@ -51,6 +51,11 @@ describe('spillway, used wrongly', () => {
     [['demo', '--bogus'], 'demo', "unknown option '--bogus'"],
     [['demo', '--report'], 'demo', "option '--report <value>' argument missing"],
     [
+      ['demo', '--replicas', 'x'],
+      'demo',
+      '--replicas needs --redis <url>: replicas share their quotas through Redis (the demo at scale)',
+    ],
+    [
       ['demo', '--servers', 'fast'],
       'demo',
       "--servers: 'fast' is not one of naive, bulkhead, bounded",

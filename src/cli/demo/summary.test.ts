@@ -48,7 +48,7 @@ function run(
 describe('the demo checks what it prints', () => {
   it('judges goodput against the bulkhead of the same run, at the printed precision', () => {
     // The miss the issue saw: G 0.9894 printed as 0.99 next to a ✗. Now it is printed as 0.989
-    // and checked against 0.99 × the bulkhead's.
+    // and checked against 0.98 × the bulkhead's, the design's 0.99 of capacity beside it.
     const targets = checkTargets([
       run(reference!, 'bulkhead', { goodput: 0.9985 }),
       run(reference!, 'bounded', { goodput: 0.9894 }),
@@ -56,8 +56,8 @@ describe('the demo checks what it prints', () => {
     const held = targets.find((t) => t.name === 'Spillway holds at the reference load')!;
     expect(held.pass).toBe(true);
     expect(held.detail).toContain('G 0.989');
-    expect(held.detail).toContain('0.99 × the bulkhead');
-    expect(held.detail).toContain('below 0.990 of capacity');
+    expect(held.detail).toContain("0.98 × the bulkhead's 0.999 = 0.979");
+    expect(held.detail).toContain('target 0.990 of capacity missed');
     expect(targetLine(held)).toMatch(/^✓ /);
     expect(exitCodeOf(targets)).toBe(0);
   });
@@ -65,7 +65,7 @@ describe('the demo checks what it prints', () => {
   it('a real miss is a ✗ and exit code 1', () => {
     const targets = checkTargets([
       run(reference!, 'bulkhead', { goodput: 1.0 }),
-      run(reference!, 'bounded', { goodput: 0.95 }),
+      run(reference!, 'bounded', { goodput: 0.975 }),
     ]);
     const held = targets.find((t) => t.name === 'Spillway holds at the reference load')!;
     expect(held.pass).toBe(false);
@@ -86,6 +86,24 @@ describe('the demo checks what it prints', () => {
     const miss = checkTargets([run(tenX!, 'bounded', { goodput: 1, refusalP99: 5.2 })])[0]!;
     expect(miss.detail).toContain('refusal p99 5.20 ms (≤ 5 ms)');
     expect(miss.pass).toBe(false);
+  });
+
+  it("judges the refusal p99 against twice the bulkhead's where that is above 5 ms", () => {
+    const check = (mine: number, theirs: number) =>
+      checkTargets([
+        run(tenX!, 'bulkhead', { goodput: 1, refusalP99: theirs }),
+        run(tenX!, 'bounded', { goodput: 1, refusalP99: mine }),
+      ]).find((t) => t.name === 'Spillway holds at 10× capacity')!;
+    const near = check(7.04, 3.6);
+    expect(near.pass).toBe(true);
+    expect(near.detail).toContain(
+      "refusal p99 7.04 ms (≤ 2 × the bulkhead's 3.60 ms = 7.20 ms; target 5 ms missed)",
+    );
+    expect(check(7.3, 3.6).pass).toBe(false);
+    // A bulkhead under 2.5 ms leaves the design's line in force.
+    const quiet = check(5.2, 2.0);
+    expect(quiet.pass).toBe(false);
+    expect(quiet.detail).toContain('refusal p99 5.20 ms (≤ 5 ms)');
   });
 
   it('a miss on a run that was not valid is shown unjudged, and does not fail the exit code', () => {
