@@ -49,10 +49,11 @@ database is idle again. It prints, per scenario and server: requests sent and ok
 a fraction of capacity (G), latency of ok answers, refusals by status, timeouts, refusal
 latency, the server's peak RSS and how long the next request took after the rush (given up
 after 2 s, with the work the server still had queued) — then checks the targets: goodput
-against the bulkhead's in the same run, the rest against fixed lines. It writes an HTML
+and the 10x refusal p99 against the bulkhead's in the same run (the design's lines printed
+beside them), the rest against fixed lines. It writes an HTML
 report with charts (open it in a browser; it needs no network).
 
-It takes about 70 s on a 2-core machine (--quick: about 40 s).
+It takes about 70 s on a 2-core machine (--quick: about 36 s).
 
 Exit status: 0 when every target holds, 1 when one is missed (✗), 2 on a usage error. A
 miss on a run the generator flagged not valid (a busy machine) is shown as ? and does not

@@ -206,8 +206,11 @@ describe('progressLine', () => {
       inFlight: 12,
     };
     expect(progressLine(base)).toBe(
-      '   3 s  offered 1,500  ok 1,200  rejected 250  timeouts 50  in flight 12',
+      '  3.0 s  offered 1,500  ok 1,200  rejected 250  timeouts 50  in flight 12',
     );
+    // A window closed late and the run's last line stay apart from the second before.
+    expect(progressLine({ ...base, elapsedMs: 3_600 })).toMatch(/^ {2}3\.6 s /);
+    expect(progressLine({ ...base, elapsedMs: 4_400 })).toMatch(/^ {2}4\.4 s /);
     expect(progressLine({ ...base, dropped: 7 })).toContain('dropped 7');
   });
 });

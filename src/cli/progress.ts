@@ -8,7 +8,7 @@ import type { LoadProgress } from '../load/index.js';
 
 const n = (value: number): string => value.toLocaleString('en-US');
 
-/** One progress line: elapsed, offered, ok, rejected, timeouts (and the rest when non-zero). */
+/** One progress line: elapsed (to a tenth of a second), offered, ok, rejected, timeouts (and the rest when non-zero). */
 export function progressLine(p: LoadProgress): string {
   const extra = [
     p.error > 0 ? `errors ${n(p.error)}` : '',
@@ -16,7 +16,9 @@ export function progressLine(p: LoadProgress): string {
     p.dropped > 0 ? `dropped ${n(p.dropped)}` : '',
   ].filter((s) => s !== '');
   return [
-    `${(p.elapsedMs / 1000).toFixed(0).padStart(4)} s`,
+    // A tenth of a second: a window that closes a little late would otherwise read as the
+    // same second twice (`4 s … 4 s`), and the line after the run as a repeat of the last.
+    `${(p.elapsedMs / 1000).toFixed(1).padStart(5)} s`,
     `offered ${n(p.offered)}`,
     `ok ${n(p.ok)}`,
     `rejected ${n(p.rejected)}`,
