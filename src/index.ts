@@ -49,6 +49,11 @@ export {
   type DependencyUnreachableErrorOptions,
 } from './core/errors/unreachable-error.js';
 export {
+  WaitLineFullError,
+  type WaitLineFullErrorOptions,
+} from './core/errors/wait-line-full-error.js';
+export { GateClosedError, type GateClosedReason } from './core/errors/gate-closed-error.js';
+export {
   AbortedError,
   DeadlineExceededError,
   QueueFullError,

@@ -36,6 +36,10 @@ export const errorCodes = Object.freeze({
   unreachable: 'SPILLWAY_E_UNREACHABLE',
   /** A shared store (Redis) could not be asked and its failure policy is `closed`. */
   storeUnavailable: 'SPILLWAY_E_STORE_UNAVAILABLE',
+  /** A pacing or credit line of waiters (`maxWaiting`) is full; nothing was taken. */
+  waitLineFull: 'SPILLWAY_E_WAIT_LINE_FULL',
+  /** A credit gate was cancelled by its receiver or completed by its sender; nothing moves. */
+  gateClosed: 'SPILLWAY_E_GATE_CLOSED',
 } as const);
 
 /** The union of every code in {@link errorCodes}. */
