@@ -9,6 +9,7 @@ import tseslint from 'typescript-eslint';
 const folders = [
   'core',
   'http',
+  'channels',
   'node',
   'express',
   'fastify',
@@ -17,6 +18,7 @@ const folders = [
   'load',
   'sim',
   'testing',
+  'otel',
   'cli',
 ];
 
@@ -24,15 +26,32 @@ const folders = [
 const allowed = {
   core: [],
   http: ['core'],
-  node: ['core', 'http'],
+  // The registry of diagnostics channels: every publisher imports it, it imports only types.
+  channels: ['core', 'http'],
+  node: ['core', 'http', 'channels'],
   express: ['core', 'http', 'node'],
   fastify: ['core', 'http', 'node'],
-  client: ['core', 'http'],
-  redis: ['core'],
+  client: ['core', 'http', 'channels'],
+  redis: ['core', 'channels'],
   load: ['core', 'http'],
   sim: ['core'],
   testing: ['core'],
-  cli: ['core', 'http', 'node', 'express', 'fastify', 'client', 'redis', 'load', 'sim', 'testing'],
+  // Metrics and trace marks from the channels; guards and dependencies only as types to observe.
+  otel: ['core', 'http', 'channels', 'node', 'client'],
+  cli: [
+    'core',
+    'http',
+    'channels',
+    'node',
+    'express',
+    'fastify',
+    'client',
+    'redis',
+    'load',
+    'sim',
+    'testing',
+    'otel',
+  ],
 };
 
 const frameworks = ['express', 'fastify', 'ioredis', 'redis', '@redis/*', 'undici'];
