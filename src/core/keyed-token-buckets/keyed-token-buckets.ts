@@ -18,7 +18,7 @@ import {
 } from '../internal/validate.js';
 import { memoryRateStore } from '../rate-store/memory-rate-store.js';
 import type { RateDecision, RatePolicy, RateStore } from '../rate-store/rate-store.js';
-import { checkTake } from '../token-bucket/token-bucket.js';
+import { checkTake } from '../token-bucket/token-bucket-math.js';
 
 /** Options of {@link keyedTokenBuckets}. */
 export interface KeyedTokenBucketsOptions<S extends RateStore = RateStore<RateDecision>> {

@@ -10,7 +10,7 @@ import { systemClock } from '../clock/clock.js';
 import { SpillwayArgumentError } from '../errors/argument-error.js';
 import { LruMap } from '../internal/lru-map.js';
 import { clockLike, optionsObject, positiveInteger } from '../internal/validate.js';
-import { tokenEpsilon, waitMs } from '../token-bucket/token-bucket.js';
+import { tokenEpsilon, waitMs } from '../token-bucket/token-bucket-math.js';
 import type { RateDecision, RatePolicy, RateStore } from './rate-store.js';
 
 /** Options of {@link memoryRateStore}. */
