@@ -6,8 +6,9 @@
 // `later`); the others are `spillway load`, open loop; each of the two measured clients makes
 // --rate calls per second with a 1 s deadline and its own x-client-id. It prints, per client,
 // calls, ok, the share served, attempts sent and how the rest ended. Run with --throttle off
-// to see what the adaptive throttle trades (docs/client.md, "Circuit breaker and adaptive
-// throttle").
+// or --throttle first to see what the adaptive throttle trades (docs/client.md, "Circuit
+// breaker and adaptive throttle"): `on` is the default (the throttle refuses retries), `first`
+// lets it refuse first attempts too (`throttleFirstAttempts`), `off` turns it off.
 // Usage: node bench/diagnostics/client-share.js --help
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,7 +29,8 @@ if (values.help) {
   --load K        the other clients' load, in multiples of the callee's capacity (default 3)
   --rate N        calls per second of each measured client (default 20)
   --seconds S     how long the measured clients call (default 20)
-  --throttle on|off   the dependency's adaptive throttle (default on)`);
+  --throttle on|first|off   the dependency's adaptive throttle: on retries (the default),
+                  on first attempts too, or off (default on)`);
   process.exit(0);
 }
 const load = Number(values.load);
@@ -37,12 +39,13 @@ const seconds = Number(values.seconds);
 if (!(load > 0 && load <= 30) || !(rate > 0 && rate <= 1_000) || !(seconds > 0 && seconds <= 600)) {
   throw new Error('--load must be in (0, 30], --rate in (0, 1000], --seconds in (0, 600]');
 }
-if (values.throttle !== 'on' && values.throttle !== 'off') {
-  throw new Error(`--throttle must be on or off, not ${values.throttle}`);
+if (!['on', 'first', 'off'].includes(values.throttle)) {
+  throw new Error(`--throttle must be on, first or off, not ${values.throttle}`);
 }
 
-const main = new URL('../../dist/cli/main.js', import.meta.url).pathname;
-const { dependency } = await import('../../dist/client/index.js');
+const dist = process.env.SPILLWAY_DIST ?? new URL('../../dist', import.meta.url).pathname;
+const main = `${dist}/cli/main.js`;
+const { dependency } = await import(`${dist}/client/index.js`);
 const capacity = 10 / 0.03;
 
 const server = spawn(process.execPath, [main, 'serve', 'bounded', '--port', '0'], {
@@ -94,6 +97,7 @@ try {
     baseUrl: url,
     fetch: counting,
     ...(values.throttle === 'off' ? { throttle: false } : {}),
+    ...(values.throttle === 'first' ? { throttleFirstAttempts: true } : {}),
   });
   const spillway = { calls: 0, ok: 0, ended: {} };
   const plain = { calls: 0, ok: 0, ended: {} };

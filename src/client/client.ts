@@ -130,7 +130,8 @@ export class Client implements Dependency {
 
   /**
    * The rest of an attempt once the cap has answered (`undefined`: a slot was taken without a
-   * permit): the deadline again → the throttle → the work. Never throws either.
+   * permit): the deadline again → the throttle (for a retry, or for every attempt with
+   * `throttleFirstAttempts`) → the work. Never throws either.
    */
   #granted<T>(attempt: Attempt<T>, acquired: AcquireResult | undefined): Promise<T> {
     const s = this.#s;
@@ -147,7 +148,8 @@ export class Client implements Dependency {
     }
     const expiresAt = call.expiresAt;
     const bounded = expiresAt !== Infinity;
-    const gate = s.throttleGate;
+    // The throttle stands in a retry's way; in a first attempt's only when asked to.
+    const gate = attempt.number > 1 || s.throttleFirstAttempts ? s.throttleGate : undefined;
     // One reading for the deadline's check, what is left of it and a throttle built here.
     const now = bounded || gate?.readsClock === true ? s.clock.now() : Number.NaN;
     if (bounded && expiresAt <= now) {
@@ -289,7 +291,26 @@ export class Client implements Dependency {
     const call = attempt.call;
     if (attempt.number > 1 || call.maxAttempts <= 1) return rejection(error);
     const s = this.#s;
-    return retryAfterFailure(({ attempt: n }) => this.#attempt(call, n), error, {
+    let last = error;
+    // A retry the throttle refuses ends the call with what the attempt before it got (its
+    // status, its wait, as `cause`), as a retry the budget refuses does.
+    const again = ({ attempt: n }: { attempt: number }): Promise<T> =>
+      this.#attempt(call, n).catch((e: unknown) => {
+        if (e instanceof ThrottledError && e.attempts === 0) {
+          const failed = last as { status?: unknown; retryAfterMs?: unknown };
+          throw new ThrottledError({
+            rejectProbability: e.rejectProbability,
+            dependency: s.name,
+            attempts: n - 1,
+            status: typeof failed.status === 'number' ? failed.status : undefined,
+            retryAfterMs: typeof failed.retryAfterMs === 'number' ? failed.retryAfterMs : undefined,
+            cause: last,
+          });
+        }
+        last = e;
+        throw e;
+      });
+    return retryAfterFailure(again, error, {
       maxAttempts: call.maxAttempts,
       budget: this.budget,
       backoff: s.backoff,

@@ -227,8 +227,8 @@ describe('local refusals never count against the dependency', () => {
     const released: string[] = [];
     reads = 0;
     expect((await dep.fetch('http://x/')).status).toBe(500);
-    // The throttle's window before the request; one reading for breaker and throttle after it.
-    expect(reads).toBe(2);
+    // A first attempt passes no throttle: one reading, for breaker and throttle after it.
+    expect(reads).toBe(1);
     expect(dep.active).toBe(0);
     for (let i = 1; i < 4; i++) await dep.fetch('http://x/');
     expect(dep.breaker!.state).toBe('closed'); // the 404 broke the run: 500, 500 so far
@@ -261,6 +261,7 @@ describe('local refusals never count against the dependency', () => {
       breaker: false,
       retry: false,
       throttle: adaptiveThrottle({ clock, random: () => 0.4, minRequests: 0 }),
+      throttleFirstAttempts: true,
     });
     const errors: unknown[] = [];
     for (let i = 0; i < 100; i++)
@@ -269,6 +270,40 @@ describe('local refusals never count against the dependency', () => {
     expect(errors[0]).toBeInstanceOf(DependencyOverloadedError);
     expect(errors[1]).toBeInstanceOf(ThrottledError);
     expect(refusalFromError(errors[1])).toMatchObject({ signal: 'never' });
+  });
+
+  it('own throttle, by default: every first attempt goes, and the retries are what it refuses', async () => {
+    const clock = createVirtualClock();
+    let sent = 0;
+    const busy: FetchLike = () => {
+      sent++;
+      return Promise.resolve(new Response('no', { status: 503, headers: { 'retry-after': '0' } }));
+    };
+    const dep = dependency({
+      name: 'x',
+      fetch: busy,
+      clock,
+      breaker: false,
+      // A budget that never runs out, so only the throttle stands between a refusal and a retry.
+      budget: { maxTokens: 1_000 },
+      retry: { maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } },
+      throttle: adaptiveThrottle({ clock, random: () => 0.4, minRequests: 0 }),
+    });
+    const errors: unknown[] = [];
+    for (let i = 0; i < 50; i++) {
+      const call = dep.fetch('http://x/').catch((x: unknown) => x);
+      await clock.advance(10);
+      errors.push(await call);
+    }
+    // After the first refusal p = 1/2, then higher, above every roll of 0.4: each call's first
+    // attempt still goes, and its retry is refused here.
+    expect(sent).toBe(50);
+    expect(errors.every((e) => e instanceof ThrottledError)).toBe(true);
+    // What the caller learns: the refusal the retry would have answered, not only "throttled".
+    expect(errors[49]).toMatchObject({ attempts: 1, status: 503, retryAfterMs: 0, signal: 'never' });
+    expect((errors[49] as Error).message).toMatch(/before retrying x after 1 attempt.*the last: .*503/);
+    expect((errors[49] as Error).cause).toBeInstanceOf(DependencyOverloadedError);
+    expect(dep.throttle!.rejectProbability()).toBeGreaterThan(0.5);
   });
 });
 

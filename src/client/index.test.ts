@@ -82,6 +82,7 @@ const cases: Record<string, () => unknown> = {
       clock,
       fetch: answering(429),
       throttle: client.adaptiveThrottle({ clock, random: () => 0.4, minRequests: 0 }),
+      throttleFirstAttempts: true,
     });
     await caught(dep.fetch(url));
     return caught(dep.fetch(url));

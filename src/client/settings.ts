@@ -43,6 +43,8 @@ export interface Settings {
   readonly breakerGate: BreakerGate | undefined;
   readonly throttle: AdaptiveThrottle | undefined;
   readonly throttleGate: ThrottleGate | undefined;
+  /** Whether the throttle stands in a first attempt's way too, not only a retry's. */
+  readonly throttleFirstAttempts: boolean;
   /** Whether recording an attempt's end needs a reading of the clock (a part built here). */
   readonly recordsAtNow: boolean;
   readonly timeoutMs: number;
@@ -104,6 +106,10 @@ export function settingsOf(options: DependencyOptions): Settings {
       : ownThrottle
         ? ownedAdaptiveThrottle({ ...(o.throttle ?? {}), clock })
         : o.throttle;
+  const throttleFirstAttempts = o.throttleFirstAttempts ?? false;
+  if (typeof throttleFirstAttempts !== 'boolean') {
+    throw new SpillwayConfigError('throttleFirstAttempts', 'true or false', throttleFirstAttempts);
+  }
   let timeoutMs = Infinity;
   if (o.timeoutMs !== undefined) {
     if (typeof o.timeoutMs !== 'number' || !(o.timeoutMs > 0) || !Number.isFinite(o.timeoutMs)) {
@@ -128,6 +134,7 @@ export function settingsOf(options: DependencyOptions): Settings {
     breakerGate: bGate,
     throttle,
     throttleGate: tGate,
+    throttleFirstAttempts,
     recordsAtNow: bGate?.readsClock === true || tGate?.readsClock === true,
     timeoutMs,
     fetch: fetchFn,

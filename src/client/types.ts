@@ -58,6 +58,15 @@ export interface DependencyOptions {
   readonly breaker?: CircuitBreaker | CircuitBreakerOptions | false;
   /** An adaptive throttle, options for one, or `false`. @default adaptiveThrottle() (k = 2, 2 minutes) */
   readonly throttle?: AdaptiveThrottle | AdaptiveThrottleOptions | false;
+  /**
+   * Whether the throttle may refuse a call's first attempt too, as the SRE rule does, or only
+   * its retries. Refusing first attempts pays where this client's calls are the dependency's
+   * load (every caller throttles, so each keeps its share); where other callers do not
+   * throttle, it only hands this client's share to them, so by default a call's first attempt
+   * always goes (the breaker and the cap still apply) and the throttle prunes retries.
+   * @default false
+   */
+  readonly throttleFirstAttempts?: boolean;
   /** Longest one attempt may take, in ms; it is then aborted. @default undefined (only the deadline) */
   readonly timeoutMs?: number | undefined;
   /** The fetch to use. @default globalThis.fetch */
