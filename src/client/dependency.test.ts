@@ -300,8 +300,15 @@ describe('local refusals never count against the dependency', () => {
     expect(sent).toBe(50);
     expect(errors.every((e) => e instanceof ThrottledError)).toBe(true);
     // What the caller learns: the refusal the retry would have answered, not only "throttled".
-    expect(errors[49]).toMatchObject({ attempts: 1, status: 503, retryAfterMs: 0, signal: 'never' });
-    expect((errors[49] as Error).message).toMatch(/before retrying x after 1 attempt.*the last: .*503/);
+    expect(errors[49]).toMatchObject({
+      attempts: 1,
+      status: 503,
+      retryAfterMs: 0,
+      signal: 'never',
+    });
+    expect((errors[49] as Error).message).toMatch(
+      /before retrying x after 1 attempt.*the last: .*503/,
+    );
     expect((errors[49] as Error).cause).toBeInstanceOf(DependencyOverloadedError);
     expect(dep.throttle!.rejectProbability()).toBeGreaterThan(0.5);
   });
