@@ -11,7 +11,7 @@ import { RateLimitedError } from '../errors/rate-limited-error.js';
 import { DeadlineExceededError } from '../errors/rejected-error.js';
 import { WaitLineFullError } from '../errors/wait-line-full-error.js';
 import type { PacingLine, WaitTally } from './pacing-line.js';
-import { checkTake } from './token-bucket-math.js';
+import { takeProblem } from './token-bucket-math.js';
 
 /** Options of a take that waits (`tokenBucket(...).take`, `keyedTokenBuckets(...).take`). */
 export interface TakeOptions {
@@ -45,16 +45,17 @@ export interface ReadTake {
   readonly expiresAt: number;
 }
 
-/** Reads `options`; throws {@link SpillwayArgumentError} naming the bad one. */
-export function readTake(options: TakeOptions, burst: number): ReadTake {
+/** Reads `options`: the take, or the {@link SpillwayArgumentError} naming the bad option. */
+export function readTake(options: TakeOptions, burst: number): ReadTake | SpillwayArgumentError {
   if (typeof options !== 'object' || options === null) {
-    throw new SpillwayArgumentError('options', 'an options object', options);
+    return new SpillwayArgumentError('options', 'an options object', options);
   }
   const n = options.n ?? 1;
-  if (n !== 1) checkTake(n, burst);
+  const problem = n === 1 ? undefined : takeProblem(n, burst);
+  if (problem !== undefined) return problem;
   const maxWaitMs = options.maxWaitMs ?? Infinity;
   if (typeof maxWaitMs !== 'number' || !(maxWaitMs >= 0)) {
-    throw new SpillwayArgumentError('maxWaitMs', 'a number of 0 or more (ms)', maxWaitMs);
+    return new SpillwayArgumentError('maxWaitMs', 'a number of 0 or more (ms)', maxWaitMs);
   }
   let signal = options.signal;
   let expiresAt = Infinity;
@@ -64,13 +65,13 @@ export function readTake(options: TakeOptions, burst: number): ReadTake {
     expiresAt = d.expiresAt;
     signal ??= d.signal;
   } else if (d !== undefined) {
-    throw new SpillwayArgumentError('deadline', 'a time on the clock or a Deadline', d);
+    return new SpillwayArgumentError('deadline', 'a time on the clock or a Deadline', d);
   }
   if (typeof expiresAt !== 'number' || Number.isNaN(expiresAt)) {
-    throw new SpillwayArgumentError('deadline', 'a time on the clock or a Deadline', d);
+    return new SpillwayArgumentError('deadline', 'a time on the clock or a Deadline', d);
   }
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new SpillwayArgumentError('signal', 'an AbortSignal', signal);
+    return new SpillwayArgumentError('signal', 'an AbortSignal', signal);
   }
   return { n, signal, maxWaitMs, expiresAt };
 }
@@ -94,7 +95,12 @@ export interface PaceHost {
 export const granted: Promise<void> = Promise.resolve();
 
 /** The waiting take itself (see {@link TakeOptions} for what each refusal means). */
-export function takeWaiting(host: PaceHost, key: string, t: ReadTake): Promise<void> {
+export function takeWaiting(
+  host: PaceHost,
+  key: string,
+  t: ReadTake | SpillwayArgumentError,
+): Promise<void> {
+  if (t instanceof SpillwayArgumentError) return Promise.reject(t);
   const { n, signal, expiresAt } = t;
   if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
   const now = host.clock.now();

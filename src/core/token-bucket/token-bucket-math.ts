@@ -20,14 +20,21 @@ export function waitMs(missing: number, ratePerMs: number): number {
 
 /** `n` must be a positive integer no larger than `burst` (a larger take could never succeed). */
 export function checkTake(n: unknown, burst: number): void {
+  const problem = takeProblem(n, burst);
+  if (problem !== undefined) throw problem;
+}
+
+/** What is wrong with a take of `n`, as the error to throw or reject with; undefined if fine. */
+export function takeProblem(n: unknown, burst: number): SpillwayArgumentError | undefined {
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) {
-    throw new SpillwayArgumentError('n', 'a positive integer', n);
+    return new SpillwayArgumentError('n', 'a positive integer', n);
   }
   if (n > burst) {
-    throw new SpillwayArgumentError(
+    return new SpillwayArgumentError(
       'n',
       `at most burst (${burst}); this take could never succeed`,
       n,
     );
   }
+  return undefined;
 }

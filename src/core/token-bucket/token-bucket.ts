@@ -156,11 +156,7 @@ class Bucket implements TokenBucket, PaceHost {
         expiresAt: Infinity,
       });
     }
-    try {
-      return takeWaiting(this, '', readTake(options, this.burst));
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
+    return takeWaiting(this, '', readTake(options, this.burst));
   }
 
   lineFor(): PacingLine {
