@@ -48,6 +48,17 @@ describe('tokenBucket.take', () => {
     expect(log).toEqual(['five@5', 'one@6', 'two@8']);
   });
 
+  it('paces at the configured rate even when a token takes less than a timer tick (burst 1)', async () => {
+    const clock = createVirtualClock();
+    const bucket = tokenBucket({ ratePerSec: 2_000, burst: 1, clock });
+    bucket.tryTake();
+    let served = 0;
+    const all = Array.from({ length: 100 }, () => bucket.take().then(() => served++));
+    await clock.advance(50); // 2 tokens a millisecond, served on 1 ms ticks: none lost to the cap
+    expect(served).toBe(100);
+    await Promise.all(all);
+  });
+
   it('tryTake does not barge while someone waits; its retryAfterMs counts the line', async () => {
     const clock = createVirtualClock();
     const bucket = tokenBucket({ ratePerSec: 1_000, burst: 4, clock });

@@ -118,7 +118,7 @@ class Bucket implements TokenBucket, PaceHost {
       clock,
       ratePerMs: this.#ratePerMs,
       tally: this.tally,
-      take: (n) => this.#takeOrWait(n),
+      take: (n) => this.#serveWaiter(n),
     });
   }
 
@@ -182,6 +182,26 @@ class Bucket implements TokenBucket, PaceHost {
       this.#tokens = tokens - n;
       return 0;
     }
+    return waitMs(n - tokens, this.#ratePerMs);
+  }
+
+  /**
+   * The line's take for its oldest waiter. While somebody waits the tokens stay below what the
+   * oldest wants (never at the cap), so the refill is counted uncapped and the cap applied after
+   * the grant: the waiter is served as of the moment its tokens were due, and a timer that fires
+   * late (or on the next whole millisecond) does not lose what accrued since to the cap.
+   */
+  #serveWaiter(n: number): number {
+    const now = this.clock.now();
+    const elapsed = now - this.#updatedAt;
+    const tokens = elapsed > 0 ? this.#tokens + elapsed * this.#ratePerMs : this.#tokens;
+    this.#updatedAt = now;
+    if (tokens + tokenEpsilon >= n) {
+      const left = tokens - n;
+      this.#tokens = left < this.burst ? left : this.burst;
+      return 0;
+    }
+    this.#tokens = tokens;
     return waitMs(n - tokens, this.#ratePerMs);
   }
 
