@@ -126,6 +126,7 @@ export {
   type PenaltyBox,
   type PenaltyBoxOptions,
   type PenaltyStep,
+  type PenaltyStepEvent,
   type PenaltyVerdict,
 } from './core/penalty-box/penalty-box.js';
 export {

@@ -63,6 +63,13 @@ export interface AdmissionOptions extends RouteSettings {
    * or route `match` function that threw). @default logs to stderr
    */
   readonly onError?: (error: unknown, req: IncomingMessage) => void;
+  /**
+   * Put the client key on the diagnostics channels' messages (`spillway:admission`,
+   * `spillway:quota`, `spillway:penalty`, `spillway:http:refusal`). Off by default: the key is
+   * personal (an address, a user id) and unbounded, so it is published only when asked for.
+   * @default false
+   */
+  readonly publishKey?: boolean;
   /** Where time comes from. @default systemClock */
   readonly clock?: Clock;
 }
@@ -80,6 +87,8 @@ export interface GuardSettings {
   readonly eventLoop: EventLoopMonitor | undefined;
   /** Whether the guard started the monitor (and so stops it on close). */
   readonly ownsMonitor: boolean;
+  /** Whether the client key goes on the diagnostics channels. */
+  readonly publishKey: boolean;
 }
 
 /** Checks `o` and fills in the defaults; throws a `SpillwayConfigError` naming a bad option. */
@@ -112,6 +121,10 @@ export function guardSettings(o: AdmissionOptions): GuardSettings {
   if (o.onError !== undefined && typeof o.onError !== 'function') {
     throw new SpillwayConfigError('onError', 'a function of the error and the request', o.onError);
   }
+  const publishKey = o.publishKey ?? false;
+  if (typeof publishKey !== 'boolean') {
+    throw new SpillwayConfigError('publishKey', 'a boolean', publishKey);
+  }
   return {
     clock,
     headerNames,
@@ -121,6 +134,7 @@ export function guardSettings(o: AdmissionOptions): GuardSettings {
     capacitySignal,
     box,
     onError: o.onError ?? logFailure,
+    publishKey,
     ...monitorOf(o.eventLoop ?? false, clock),
   };
 }

@@ -12,8 +12,10 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SpillwayConfigError } from '../index.js';
+import { SpillwayConfigError, type Subscription } from '../index.js';
 import type { HeaderNames } from '../http/index.js';
+import { bridgeLimit } from '../channels/bridges.js';
+import { penaltyChannel } from '../channels/channels.js';
 import { guardSettings, type AdmissionOptions, type GuardSettings } from './admission-options.js';
 import { answerFailure, nodeAnswerer, type Answerer, type NodeExchange } from './answer-failure.js';
 import { gone, type AdmitResult } from './admit-result.js';
@@ -22,6 +24,7 @@ import type { EventLoopMonitor } from './event-loop-monitor.js';
 import { exemptContext, type Admitted, type RequestContext } from './request-context.js';
 import { writeRefusal } from './write-refusal.js';
 import { RouteTable, buildRoute, type RouteOptions } from './route.js';
+import { runTraced, traced } from './trace-request.js';
 
 /** A request handler run under admission; return a promise that settles when the work is done. */
 export type AdmittedHandler = (
@@ -52,6 +55,8 @@ export interface Admission {
   fail(error: unknown, req: IncomingMessage, res: ServerResponse): void;
   /** Adds a route at run time (framework adapters register theirs); returns its name. */
   addRoute(options: RouteOptions): string;
+  /** The names of the guard's routes, the default route's first (for metrics). */
+  routeNames(): readonly string[];
   /** The live state of a route's limit (for metrics and tests). */
   stats(
     routeName?: string,
@@ -62,7 +67,10 @@ export interface Admission {
   readonly inflight: number;
   /** The event-loop monitor in use, if any. */
   readonly eventLoop: EventLoopMonitor | undefined;
-  /** Stops background work (the event-loop monitor the guard started). Idempotent. */
+  /**
+   * Stops background work (the event-loop monitor the guard started) and stops publishing an
+   * adaptive limit's moves on `spillway:limit:change`. Idempotent.
+   */
   close(): void;
 }
 
@@ -89,6 +97,8 @@ class Guard implements Admission {
   readonly #routes: RouteTable;
   readonly #checks: Checks;
   readonly #answerer: Answerer<NodeExchange>;
+  /** Bridges from the guard's primitives to the channels, ended by `close`. */
+  readonly #watches: Subscription[] = [];
   #unnamed = 0;
 
   constructor(o: AdmissionOptions) {
@@ -101,6 +111,8 @@ class Guard implements Admission {
       buildRoute(defaultRouteName, {}, { base: o, clock: this.#s.clock }),
     );
     this.#checks = new Checks(this.#s, this.#routes);
+    this.#watch(bridgeLimit({ route: defaultRouteName }, o.limit));
+    this.#watchPenalties();
     for (const route of o.routes ?? []) this.addRoute(route);
   }
 
@@ -113,7 +125,12 @@ class Guard implements Admission {
       (typeof options.match === 'string' ? options.match : `route-${++this.#unnamed}`);
     const route = buildRoute(name, options, { base: this.#o, clock: this.#s.clock });
     this.#routes.add(options.match, options.method?.toUpperCase(), route);
+    this.#watch(bridgeLimit({ route: name }, options.limit ?? this.#o.limit));
     return name;
+  }
+
+  routeNames(): readonly string[] {
+    return this.#routes.names();
   }
 
   get inflight(): number {
@@ -122,6 +139,7 @@ class Guard implements Admission {
 
   close(): void {
     if (this.#s.ownsMonitor) this.eventLoop?.close();
+    for (const w of this.#watches.splice(0)) w.dispose();
   }
 
   stats(
@@ -145,6 +163,7 @@ class Guard implements Admission {
   }
 
   async run(handler: AdmittedHandler, context: Admitted): Promise<void> {
+    if (traced()) return runTraced(handler, context, this.#answerer);
     try {
       await handler(context.req, context.res, context);
     } catch (error) {
@@ -201,6 +220,23 @@ class Guard implements Admission {
     } catch (error) {
       this.fail(error, req, res);
     }
+  }
+
+  #watch(subscription: Subscription | undefined): void {
+    if (subscription !== undefined) this.#watches.push(subscription);
+  }
+
+  /** Publishes the penalty box's steps on `spillway:penalty` (the key only if asked). */
+  #watchPenalties(): void {
+    const box = this.#s.box;
+    if (box === undefined) return;
+    const publishKey = this.#s.publishKey;
+    this.#watch(
+      box.onStepChange(({ key, step, previous }) => {
+        if (!penaltyChannel.hasSubscribers) return;
+        penaltyChannel.publish(publishKey ? { step, previous, key } : { step, previous });
+      }),
+    );
   }
 }
 

@@ -8,7 +8,13 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { criticalities, criticalityRank, type Permit, type RateDecision } from '../index.js';
+import {
+  criticalities,
+  criticalityRank,
+  type Permit,
+  type PermitOutcome,
+  type RateDecision,
+} from '../index.js';
 import {
   parseAttempt,
   parseCriticality,
@@ -19,7 +25,21 @@ import {
 import { refusalOfRejection } from '../http/refusal-of-rejection.js';
 import type { GuardSettings } from './admission-options.js';
 import { exemptResult, gone, type AdmitResult } from './admit-result.js';
+import {
+  admissionChannel,
+  queuedChannel,
+  quotaChannel,
+  releaseChannel,
+} from '../channels/channels.js';
 import { clientAddress } from './client-address.js';
+import {
+  publishAdmitted,
+  publishQuota,
+  publishRefused,
+  publishRelease,
+  lineSubject,
+  type RefusalOutcome,
+} from './decision-messages.js';
 import { publishRefusal, refusalChannel, type RefusalSubject } from './refusal-channel.js';
 import { Admitted, clientGone, type ContextInit } from './request-context.js';
 import { requestFields } from './request-fields.js';
@@ -34,6 +54,7 @@ interface Arrival {
   key: string | undefined;
   /** `Spillway-Deadline` as asked, in ms. */
   askedMs: number | undefined;
+  /** The criticality's rank; -1 until it is read. */
   rank: number;
   attempt: number;
   /** When the request arrived on the guard's clock, if it was needed before admission. */
@@ -51,9 +72,10 @@ export class Checks implements Landing<AdmitResult> {
   readonly #loop: GuardSettings['eventLoop'];
   readonly #signal: GuardSettings['capacitySignal'];
   #inflight = 0;
-  readonly #onFinish = (context: Admitted): void => {
+  readonly #onFinish = (context: Admitted, outcome: PermitOutcome): void => {
     this.#inflight--;
     this.#loop?.onComplete(this.#s.clock.now() - context.startedAt);
+    if (releaseChannel.hasSubscribers) publishRelease(context, outcome, this.#s.clock.now());
   };
 
   constructor(settings: GuardSettings, routes: RouteTable) {
@@ -95,7 +117,7 @@ export class Checks implements Landing<AdmitResult> {
       res,
       key: undefined,
       askedMs: undefined,
-      rank: 0,
+      rank: -1,
       attempt: 1,
       arrivedAt: undefined,
     };
@@ -130,6 +152,8 @@ export class Checks implements Landing<AdmitResult> {
   }
 
   #afterQuota(d: RateDecision, p: Arrival): AdmitResult | Promise<AdmitResult> {
+    if (quotaChannel.hasSubscribers)
+      publishQuota(d, { route: p.route.name, req: p.req }, this.#published(p));
     if (d.ok) return this.#acquire(p);
     const route = p.route;
     // Only the client's own quota is a refusal it must honour (a store that is down is not).
@@ -151,7 +175,7 @@ export class Checks implements Landing<AdmitResult> {
   #acquire(p: Arrival): AdmitResult | Promise<AdmitResult> {
     const { route, rank } = p;
     // After an asynchronous step its `close` has come and gone: no slot, no line for it.
-    if (p.arrivedAt !== undefined && clientGone(p.res)) return gone;
+    if (p.arrivedAt !== undefined && clientGone(p.res)) return this.#abandoned(p);
     const criticality = criticalities[rank]!;
     const loop = this.#loop;
     if (loop !== undefined && loop.shouldShed(criticality, this.#inflight)) {
@@ -171,18 +195,21 @@ export class Checks implements Landing<AdmitResult> {
     // A full line with nobody to displace: refuse now, allocating nothing for the wait.
     if (!limiter.hasRoom(criticality))
       return this.#refuse(refusalOfRejection(now, this.#signal)!, p);
-    return waitInLine(limiter, this.#init(p), this);
+    const init = this.#init(p);
+    if (queuedChannel.hasSubscribers)
+      queuedChannel.publish({ route: route.name, criticality, req: p.req });
+    return waitInLine(limiter, init, this);
   }
 
   /** Where a wait in line lands with a slot (see `waitInLine`). */
   admit(init: ContextInit, permit: Permit, controller: AbortController): AdmitResult {
-    return this.#admitted(new Admitted(init, controller).start(permit));
+    return this.#admitted(new Admitted(init, controller).start(permit), true);
   }
 
   /** Where a wait in line lands without one; nothing to write if the client left. */
   refuse(init: ContextInit, rejection: Rejection): AdmitResult {
     const refusal = refusalOfRejection(rejection, this.#signal);
-    return refusal === undefined ? gone : this.#refuse(refusal, init);
+    return refusal === undefined ? this.#abandoned(init) : this.#refuse(refusal, init);
   }
 
   /** Starts a context on a permit just taken, giving the permit back if that fails. */
@@ -215,13 +242,24 @@ export class Checks implements Landing<AdmitResult> {
       req: p.req,
       res: p.res,
       startedAt: now,
+      publishKey: this.#s.publishKey,
       onFinish: this.#onFinish,
     };
   }
 
-  #admitted(context: Admitted): AdmitResult {
+  /** Counts a request let through (after a wait in line when `queued`), and publishes it. */
+  #admitted(context: Admitted, queued = false): AdmitResult {
     this.#inflight++;
+    if (admissionChannel.hasSubscribers) {
+      publishAdmitted(context, queued ? context.grantedAt - context.startedAt : undefined);
+    }
     return { admitted: true, context, exempt: false };
+  }
+
+  /** A client that left before it was decided for: nothing to write, but it is published. */
+  #abandoned(about: Arrival | ContextInit): AdmitResult {
+    if (admissionChannel.hasSubscribers) this.#publishDecision(about, undefined);
+    return gone;
   }
 
   /** The client key of the request, worked out once. */
@@ -242,19 +280,45 @@ export class Checks implements Landing<AdmitResult> {
   #refuse(refusal: Refusal, about: Arrival | ContextInit, closeConnection = false): AdmitResult {
     const response = refusalResponse(refusal, this.#names);
     if (refusalChannel.hasSubscribers) publishRefusal(refusal, response, this.#subjectOf(about));
+    if (admissionChannel.hasSubscribers) this.#publishDecision(about, { refusal, response });
     return { admitted: false, refusal, response, closeConnection };
   }
 
   /** Route and key for the refusal channel: watching never turns a refusal into a failure. */
   #subjectOf(about: Arrival | ContextInit): RefusalSubject {
     if (typeof about.route === 'string') return about as ContextInit;
-    let key: string | undefined;
+    return { route: about.route.name, key: this.#published(about as Arrival), publishKey: true };
+  }
+
+  /** The key for a channel's message: only when the guard publishes keys, never a failure. */
+  #published(p: Arrival): string | undefined {
+    if (!this.#s.publishKey) return undefined;
     try {
-      key = this.#keyFor(about as Arrival);
+      return this.#keyFor(p);
     } catch {
-      key = undefined;
+      return undefined;
     }
-    return { route: about.route.name, key };
+  }
+
+  /** Publishes a refusal (or, without `outcome`, an abandoned request) on `spillway:admission`. */
+  #publishDecision(about: Arrival | ContextInit, outcome: RefusalOutcome | undefined): void {
+    const now = this.#s.clock.now();
+    if (typeof about.route === 'string') {
+      const init = about as ContextInit;
+      const limiter = this.#routes.byName(init.route)?.limiter;
+      publishRefused(lineSubject(init), outcome, { now, limiter });
+      return;
+    }
+    const p = about as Arrival;
+    const subject = {
+      route: p.route.name,
+      criticality: p.rank < 0 ? undefined : criticalities[p.rank],
+      attempt: p.attempt,
+      req: p.req,
+      queuedAt: undefined,
+      key: this.#published(p),
+    };
+    publishRefused(subject, outcome, { now, limiter: p.route.limiter });
   }
 }
 

@@ -1,34 +1,25 @@
 /**
- * The refusal diagnostics channel, `spillway:http:refusal`: every answer Spillway writes instead
- * of the handler's — an admission refusal, a handler failure mapped to a refusal, a 500 — is
- * published here once, by the step that builds its response. Only when someone subscribes: a
- * refusal nobody watches pays for nothing here.
+ * The refusal diagnostics channel, `spillway:http:refusal` (listed with the others in
+ * `src/channels`): every answer Spillway writes instead of the handler's — an admission
+ * refusal, a handler failure mapped to a refusal, a 500 — is published here once, by the step
+ * that builds its response. Only when someone subscribes: a refusal nobody watches pays for
+ * nothing here.
  *
  * @module
  */
-import { channel } from 'node:diagnostics_channel';
-import type { RetrySignal } from '../index.js';
-import type { Refusal, RefusalReason, RefusalResponse } from '../http/index.js';
+import type { Refusal, RefusalResponse } from '../http/index.js';
+import { refusalChannel, type RefusalMessage } from '../channels/channels.js';
 
-/** Subscribe to see every refusal (published only when someone listens). */
-export const refusalChannel = channel('spillway:http:refusal');
+export { refusalChannel, type RefusalMessage };
 
-/** What {@link refusalChannel} publishes for each refusal. */
-export interface RefusalMessage {
-  readonly reason: RefusalReason;
-  readonly status: number;
-  /** `Spillway-Retry` as sent; undefined for the 500. */
-  readonly signal: RetrySignal | undefined;
-  /** The route's name; undefined when the request never reached one (admission failed). */
-  readonly route: string | undefined;
-  /** The client key; undefined when it is not known (admission failed before it was). */
-  readonly key: string | undefined;
-}
-
-/** Whom a refusal answered: an admitted request's context, or what admission knew of it. */
+/**
+ * Whom a refusal answered: an admitted request's context, or what admission knew of it. The
+ * key is published only when `publishKey` is true (the guard's `publishKey` option).
+ */
 export interface RefusalSubject {
   readonly route: string | undefined;
   readonly key: string | undefined;
+  readonly publishKey?: boolean | undefined;
 }
 
 /**
@@ -40,12 +31,11 @@ export function publishRefusal(
   response: RefusalResponse,
   subject: RefusalSubject | undefined,
 ): void {
-  const message: RefusalMessage = {
+  refusalChannel.publish({
     reason: refusal.reason,
     status: response.status,
     signal: response.signal,
     route: subject?.route,
-    key: subject?.key,
-  };
-  refusalChannel.publish(message);
+    key: subject?.publishKey === true ? subject.key : undefined,
+  });
 }

@@ -71,6 +71,8 @@ export interface ContextInit {
   readonly res: ServerResponse;
   /** When the request arrived, on `clock`. */
   readonly startedAt: number;
+  /** Whether the key may go on the diagnostics channels (the guard's `publishKey`). @default false */
+  readonly publishKey?: boolean;
   /** Told once when the request finishes (the guard's in-flight count and load signals). */
   readonly onFinish?: ((context: Admitted, outcome: PermitOutcome) => void) | undefined;
 }
@@ -87,6 +89,8 @@ export class Admitted implements RequestContext {
   readonly clock: Clock;
   /** When the request arrived, on `clock`. */
   readonly startedAt: number;
+  /** Whether the key may go on the diagnostics channels (the guard's `publishKey`). */
+  readonly publishKey: boolean;
   readonly #onFinish: ((context: Admitted, outcome: PermitOutcome) => void) | undefined;
   /** The request (adapters need it back when they run the handler). */
   readonly req: IncomingMessage;
@@ -96,6 +100,7 @@ export class Admitted implements RequestContext {
   #timer: TimerHandle | undefined;
   #finished = false;
   #cause: AbortCause | undefined;
+  #grantedAt = Number.NaN;
 
   constructor(init: ContextInit, controller?: AbortController) {
     this.clock = init.clock;
@@ -107,6 +112,7 @@ export class Admitted implements RequestContext {
     this.route = init.route;
     this.req = init.req;
     this.startedAt = init.startedAt;
+    this.publishKey = init.publishKey === true;
     this.#onFinish = init.onFinish;
     this.#res = init.res;
     this.#controller = controller ?? new AbortController();
@@ -134,11 +140,18 @@ export class Admitted implements RequestContext {
    */
   start(permit: Permit | undefined): this {
     this.#permit = permit;
-    const left = this.expiresAt - this.clock.now();
+    const now = this.clock.now();
+    this.#grantedAt = now;
+    const left = this.expiresAt - now;
     this.#timer = this.clock.setTimer(left > 0 ? left : 0, () => this.#expire());
     if (clientGone(this.#res)) this.#onClose();
     else this.#res.once('close', this.#onClose);
     return this;
+  }
+
+  /** When the request was let through (its slot granted), on `clock`; NaN before `start`. */
+  get grantedAt(): number {
+    return this.#grantedAt;
   }
 
   /** What aborted the signal, or undefined while it has not aborted. */

@@ -254,6 +254,11 @@ export class RouteTable {
     this.#patterns.push({ method, test, route });
   }
 
+  /** Every route's name, the fallback's first. */
+  names(): string[] {
+    return [...this.#byName.keys()];
+  }
+
   /** A route by its name (adapters that know the route up front use this). */
   byName(name: string): Route | undefined {
     return this.#byName.get(name);

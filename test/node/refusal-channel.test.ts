@@ -36,6 +36,8 @@ const work: Work = (path) => {
 
 const options: AdmissionOptions = {
   penaltyBox: false,
+  // The key is published only when asked for (see the last test).
+  publishKey: true,
   // A client that sends `x-broken` makes the key function throw: admission itself fails.
   key: (req) => {
     if (req.headers['x-broken'] !== undefined) throw new Error('no key');
@@ -99,6 +101,23 @@ describe.each(Object.keys(adapters) as (keyof typeof adapters)[])(
     });
   },
 );
+
+describe('the client key on the refusal channel', () => {
+  it('is left off unless the guard was asked to publish it', async () => {
+    const h = await adapters.node(
+      { ...options, publishKey: false, clock: createVirtualClock() },
+      work,
+    );
+    running.push(h);
+    refusalChannel.subscribe(listener);
+    await send(h.port, { headers: { 'spillway-deadline': '0' } });
+    await send(h.port, { path: '/dep' });
+    expect(published).toEqual([
+      { reason: 'deadline', status: 503, signal: 'never', route: 'default', key: undefined },
+      { reason: 'dependency', status: 503, signal: 'later', route: 'default', key: undefined },
+    ]);
+  });
+});
 
 describe('the refusal channel through Express middleware and errorHandler()', () => {
   it('a failure behind app.use(guard) mapped by errorHandler() is published once', async () => {

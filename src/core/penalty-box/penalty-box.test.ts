@@ -123,6 +123,27 @@ describe('penaltyBox', () => {
     expect(box.stepOf('c')).toBe(0);
   });
 
+  it('tells its listeners each step a client moves, up and down', () => {
+    const { clock, box } = setup();
+    const moves: unknown[] = [];
+    box.onStepChange((e) => moves.push(e));
+    for (let i = 0; i < 4; i++) {
+      if (box.check('c') === undefined) box.refused('c', 1_000);
+      clock.advanceSync(10);
+    }
+    for (let i = 0; i < 3; i++) {
+      box.check('c');
+      clock.advanceSync(10);
+    }
+    clock.advanceSync(20_000);
+    expect(box.stepOf('c')).toBe(0);
+    expect(moves).toEqual([
+      { key: 'c', step: 1, previous: 0 },
+      { key: 'c', step: 2, previous: 1 },
+      { key: 'c', step: 0, previous: 2 },
+    ]);
+  });
+
   it('keeps its state bounded and validates options', () => {
     const clock = createVirtualClock();
     const box = penaltyBox({ maxKeys: 100, clock });

@@ -18,6 +18,7 @@
 import type { Clock } from '../clock/clock.js';
 import { systemClock } from '../clock/clock.js';
 import { SpillwayConfigError } from '../errors/config-error.js';
+import { Emitter, type Event } from '../events/emitter.js';
 import { LruMap } from '../internal/lru-map.js';
 import {
   clockLike,
@@ -70,6 +71,15 @@ export interface PenaltyVerdict {
   readonly closeConnection: boolean;
 }
 
+/** Emitted when a client moves a step, up (a violation) or down (quiet time). */
+export interface PenaltyStepEvent {
+  /** The client key (personal: publish it only where its owner agreed). */
+  readonly key: string;
+  /** The step now (0 = out of the box). */
+  readonly step: number;
+  readonly previous: number;
+}
+
 /** Escalating refusals for clients that ignore Retry-After. */
 export interface PenaltyBox {
   /**
@@ -83,6 +93,8 @@ export interface PenaltyBox {
   stepOf(key: string): number;
   /** Clients tracked now. */
   readonly size: number;
+  /** Subscribes to step changes. */
+  readonly onStepChange: Event<PenaltyStepEvent>;
 }
 
 interface ClientState {
@@ -142,6 +154,8 @@ interface Settings {
 
 class Box implements PenaltyBox {
   readonly #s: Settings;
+  readonly #stepped = new Emitter<PenaltyStepEvent>();
+  readonly onStepChange = this.#stepped.event;
 
   constructor(settings: Settings) {
     this.#s = settings;
@@ -154,7 +168,7 @@ class Box implements PenaltyBox {
   stepOf(key: string): number {
     const state = this.#s.states.peek(key);
     if (state === undefined) return 0;
-    this.#lift(state, this.#s.clock.now());
+    this.#lift(key, state, this.#s.clock.now());
     return state.step;
   }
 
@@ -165,11 +179,11 @@ class Box implements PenaltyBox {
     const sentAfterReading = now >= state.graceUntil;
     if (state.step > 0 && now < state.until) {
       // Still coming during an enforced wait: a violation, which may escalate further.
-      if (sentAfterReading) this.#violate(state, now);
+      if (sentAfterReading) this.#violate(key, state, now);
       return this.#verdict(state, now);
     }
-    this.#lift(state, now);
-    if (now < state.retryAt && sentAfterReading && this.#violate(state, now)) {
+    this.#lift(key, state, now);
+    if (now < state.retryAt && sentAfterReading && this.#violate(key, state, now)) {
       return this.#verdict(state, now);
     }
     return undefined;
@@ -197,7 +211,7 @@ class Box implements PenaltyBox {
   }
 
   /** Records a violation; true if it moved the client a step up. */
-  #violate(state: ClientState, now: number): boolean {
+  #violate(key: string, state: ClientState, now: number): boolean {
     const { threshold, windowMs, steps } = this.#s;
     const ring = state.violations;
     if (ring.length < threshold) ring.push(now);
@@ -207,7 +221,12 @@ class Box implements PenaltyBox {
     if (ring.length < threshold) return false;
     const oldest = ring[state.next % ring.length]!;
     if (now - oldest > windowMs) return false;
-    if (state.step < steps.length) state.step++;
+    if (state.step < steps.length) {
+      state.step++;
+      if (this.#stepped.size > 0) {
+        this.#stepped.emit({ key, step: state.step, previous: state.step - 1 });
+      }
+    }
     state.until = now + steps[state.step - 1]!.waitMs;
     state.retryAt = state.until;
     state.graceUntil = now + this.#s.graceMs;
@@ -217,13 +236,15 @@ class Box implements PenaltyBox {
   }
 
   /** Lifts one step per `liftAfterMs` of quiet time after the current step's wait ended. */
-  #lift(state: ClientState, now: number): void {
+  #lift(key: string, state: ClientState, now: number): void {
     if (state.step === 0 || now < state.until) return;
     const from = Math.max(state.until, state.quietSince);
     const steps = Math.floor((now - from) / this.#s.liftAfterMs);
     if (steps <= 0) return;
+    const previous = state.step;
     state.step = Math.max(0, state.step - steps);
     state.quietSince = from + steps * this.#s.liftAfterMs;
+    if (this.#stepped.size > 0) this.#stepped.emit({ key, step: state.step, previous });
   }
 
   #verdict(state: ClientState, now: number): PenaltyVerdict {
