@@ -10,6 +10,7 @@
 import type { Clock } from '../core/clock/clock.js';
 import { Emitter, type Event } from '../core/events/emitter.js';
 import type { RateDecision, RatePolicy, RateStore } from '../core/rate-store/rate-store.js';
+import { storeDegradedChannel, storeRecoveredChannel } from '../channels/channels.js';
 import { CallGate, isFailure, type CallFailure, type FailureKind } from './call-gate.js';
 import type { FailurePolicy } from './failure-policy.js';
 import { takeAsk, windowAsk, type WindowPolicy } from './rate-ask.js';
@@ -175,11 +176,17 @@ class Store implements RedisStore {
       if (this.#degradedSince < 0) {
         this.#degradedSince = this.#clock.now();
         if (this.#degradedE.size > 0) this.#degradedE.emit({ reason: r.failed, error: r.error });
+        if (storeDegradedChannel.hasSubscribers) {
+          storeDegradedChannel.publish({ policy: this.#s.policy, reason: r.failed });
+        }
       }
     } else if (this.#degradedSince >= 0) {
       const degradedMs = this.#clock.now() - this.#degradedSince;
       this.#degradedSince = -1;
       if (this.#recoveredE.size > 0) this.#recoveredE.emit({ degradedMs });
+      if (storeRecoveredChannel.hasSubscribers) {
+        storeRecoveredChannel.publish({ policy: this.#s.policy, degradedMs });
+      }
     }
   }
 }
