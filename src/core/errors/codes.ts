@@ -40,6 +40,8 @@ export const errorCodes = Object.freeze({
   waitLineFull: 'SPILLWAY_E_WAIT_LINE_FULL',
   /** A credit gate was cancelled by its receiver or completed by its sender; nothing moves. */
   gateClosed: 'SPILLWAY_E_GATE_CLOSED',
+  /** A consumer's backlog is full: a lag gate or the broker refused a message; retry later. */
+  backlogFull: 'SPILLWAY_E_BACKLOG_FULL',
 } as const);
 
 /** The union of every code in {@link errorCodes}. */
