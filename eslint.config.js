@@ -15,6 +15,7 @@ const folders = [
   'fastify',
   'client',
   'redis',
+  'stream',
   'load',
   'sim',
   'testing',
@@ -33,6 +34,8 @@ const allowed = {
   fastify: ['core', 'http', 'node'],
   client: ['core', 'http', 'channels'],
   redis: ['core', 'channels'],
+  // Async iterables and Node streams: core's primitives, with node:stream; no transport.
+  stream: ['core'],
   load: ['core', 'http'],
   sim: ['core'],
   testing: ['core'],
@@ -81,7 +84,7 @@ function layerRule(folder) {
       message: `src/${folder} must stay framework- and transport-free; put this in an adapter folder`,
     });
   }
-  if (folder === 'express' || folder === 'fastify' || folder === 'redis') {
+  if (['express', 'fastify', 'redis', 'stream'].includes(folder)) {
     // …but for the option validators, so every factory words a bad option the same way.
     patterns.push({
       group: ['../core/internal/*', '../../core/internal/*', '!../core/internal/validate.js'],

@@ -1,0 +1,392 @@
+/**
+ * The iterator behind `boundedMap`. It pulls from the source only while a slot is free and the
+ * items it holds (running or done, not yet taken) leave room, keeps the done results in one
+ * ring of `concurrency + maxBuffered` places (in source order when `ordered`), and on the first
+ * failure or an early exit stops pulling, aborts the calls in flight, waits for them to settle,
+ * closes the source, and only then answers the consumer.
+ *
+ * @module
+ */
+import { setMaxListeners } from 'node:events';
+import type { BoundedMap, BoundedMapFn } from './bounded-map.js';
+
+/** The validated options. */
+export interface BoundedMapSettings {
+  readonly concurrency: number;
+  readonly maxBuffered: number;
+  readonly ordered: boolean;
+  readonly signal: AbortSignal | undefined;
+}
+
+interface Waiter<R> {
+  resolve(result: IteratorResult<R>): void;
+  reject(error: unknown): void;
+}
+
+const done: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value instanceof Promise ||
+    (value !== null &&
+      (typeof value === 'object' || typeof value === 'function') &&
+      typeof (value as { then?: unknown }).then === 'function')
+  );
+}
+
+/**
+ * `idle` until the first `next()`; `running`; `stopping` from the first failure or `return()`
+ * until the calls in flight have settled and the source is closed; `stopped` after that or
+ * after the last result.
+ */
+type State = 'idle' | 'running' | 'stopping' | 'stopped';
+
+export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
+  readonly #source: AsyncIterable<T> | Iterable<T>;
+  readonly #fn: BoundedMapFn<T, R>;
+  readonly #concurrency: number;
+  readonly #capacity: number;
+  readonly #ordered: boolean;
+  readonly #signal: AbortSignal | undefined;
+  readonly #controller = new AbortController();
+  readonly #context: { readonly signal: AbortSignal };
+  #iterator: Iterator<T> | AsyncIterator<T> | undefined;
+  #sync = false;
+  #state: State = 'idle';
+  #pulling = false;
+  #sourceDone = false;
+  #filling = false;
+  #waking = false;
+  #listening = false;
+  #running = 0;
+  #buffered = 0;
+  // A ring of `capacity` places. Ordered: an item takes place `tail` when pulled and is ready
+  // once done; unordered: a result takes place `tail` when done. `head` is taken next.
+  readonly #results: unknown[] = [];
+  readonly #ready: boolean[] = [];
+  #head = 0;
+  #tail = 0;
+  readonly #waiters: Waiter<Awaited<R>>[] = [];
+  #failed = false;
+  #error: unknown;
+  #errorTaken = false;
+  #closeFailed = false;
+  #closeError: unknown;
+  #closing = false;
+  #teardown: Promise<void> | undefined;
+  #tornDown: (() => void) | undefined;
+
+  constructor(
+    source: AsyncIterable<T> | Iterable<T>,
+    fn: BoundedMapFn<T, R>,
+    settings: BoundedMapSettings,
+  ) {
+    this.#source = source;
+    this.#fn = fn;
+    this.#concurrency = settings.concurrency;
+    this.#capacity = settings.concurrency + settings.maxBuffered;
+    this.#ordered = settings.ordered;
+    this.#signal = settings.signal;
+    this.#context = Object.freeze({ signal: this.#controller.signal });
+    // Each call in flight may listen to the shared signal once; more than that is a real leak.
+    setMaxListeners(settings.concurrency + 10, this.#controller.signal);
+  }
+
+  get active(): number {
+    return this.#running;
+  }
+
+  get buffered(): number {
+    return this.#buffered;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<Awaited<R>>> {
+    if (this.#state === 'idle') this.#start();
+    if (this.#waiters.length === 0) {
+      try {
+        const result = this.#poll();
+        if (result !== undefined) return Promise.resolve(result);
+      } catch (error) {
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passed on as thrown
+        return Promise.reject(error);
+      }
+    }
+    return new Promise((resolve, reject) => this.#waiters.push({ resolve, reject }));
+  }
+
+  async return(): Promise<IteratorResult<Awaited<R>>> {
+    if (this.#state === 'idle') {
+      this.#state = 'stopped';
+      return done;
+    }
+    // A consumer that leaves is told nothing more, unless it is still waiting for an answer.
+    if (this.#waiters.length === 0) this.#errorTaken = true;
+    if (this.#state === 'running') {
+      await this.#stop(undefined);
+      if (this.#closeFailed && !this.#failed) throw this.#closeError;
+    } else if (this.#teardown !== undefined) {
+      await this.#teardown;
+    }
+    return done;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.return();
+  }
+
+  #start(): void {
+    this.#state = 'running';
+    try {
+      const s = this.#source as AsyncIterable<T> & Iterable<T>;
+      if (typeof s[Symbol.asyncIterator] === 'function') {
+        this.#iterator = s[Symbol.asyncIterator]();
+      } else {
+        this.#iterator = s[Symbol.iterator]();
+        this.#sync = true;
+      }
+    } catch (error) {
+      this.#sourceDone = true;
+      this.#fail(error);
+      return;
+    }
+    const signal = this.#signal;
+    if (signal !== undefined) {
+      if (signal.aborted) {
+        this.#fail(signal.reason);
+        return;
+      }
+      signal.addEventListener('abort', this.#onAbort);
+      this.#listening = true;
+    }
+    this.#fill();
+  }
+
+  /** The next answer for the consumer, `undefined` to wait; throws the first failure, once. */
+  #poll(): IteratorResult<Awaited<R>> | undefined {
+    if (this.#state === 'stopping') return undefined;
+    if (this.#state === 'stopped') {
+      if (this.#failed && !this.#errorTaken) {
+        this.#errorTaken = true;
+        throw this.#error;
+      }
+      return done;
+    }
+    if (this.#buffered > 0) {
+      const place = this.#head % this.#capacity;
+      if (!this.#ordered || this.#ready[place] === true) {
+        const value = this.#results[place] as Awaited<R>;
+        this.#results[place] = undefined;
+        this.#ready[place] = false;
+        this.#head++;
+        this.#buffered--;
+        this.#fill();
+        return { done: false, value };
+      }
+    }
+    if (this.#sourceDone && this.#running === 0 && this.#buffered === 0) {
+      this.#state = 'stopped';
+      this.#unlisten();
+      return done;
+    }
+    return undefined;
+  }
+
+  /** Answers waiting consumers for as long as there are answers. */
+  #wake(): void {
+    if (this.#waking) return;
+    this.#waking = true;
+    try {
+      while (this.#waiters.length > 0) {
+        let result: IteratorResult<Awaited<R>> | undefined;
+        try {
+          result = this.#poll();
+        } catch (error) {
+          this.#waiters.shift()!.reject(error);
+          continue;
+        }
+        if (result === undefined) return;
+        this.#waiters.shift()!.resolve(result);
+      }
+    } finally {
+      this.#waking = false;
+    }
+  }
+
+  #canPull(): boolean {
+    return (
+      this.#state === 'running' &&
+      !this.#pulling &&
+      !this.#sourceDone &&
+      this.#running < this.#concurrency &&
+      this.#running + this.#buffered < this.#capacity
+    );
+  }
+
+  /** Pulls while there is room: a sync source in a loop, an async one a step at a time. */
+  #fill(): void {
+    if (this.#filling) return;
+    this.#filling = true;
+    try {
+      while (this.#canPull()) {
+        if (this.#sync) {
+          let step: IteratorResult<T>;
+          try {
+            step = (this.#iterator as Iterator<T>).next();
+          } catch (error) {
+            this.#sourceDone = true;
+            this.#fail(error);
+            return;
+          }
+          if (step.done === true) {
+            this.#sourceEnded();
+            return;
+          }
+          this.#run(step.value);
+        } else {
+          this.#pulling = true;
+          let pending: PromiseLike<IteratorResult<T>> | IteratorResult<T>;
+          try {
+            pending = (this.#iterator as AsyncIterator<T>).next();
+          } catch (error) {
+            this.#onPullFailed(error);
+            return;
+          }
+          Promise.resolve(pending).then(this.#onPulled, this.#onPullFailed);
+          return;
+        }
+      }
+    } finally {
+      this.#filling = false;
+    }
+  }
+
+  readonly #onPulled = (step: IteratorResult<T>): void => {
+    this.#pulling = false;
+    if (this.#state !== 'running') {
+      // Stopping: the item is dropped unstarted.
+      if (step.done === true) this.#sourceDone = true;
+      this.#maybeTornDown();
+      return;
+    }
+    if (step.done === true) {
+      this.#sourceEnded();
+      return;
+    }
+    this.#run(step.value);
+    this.#fill();
+  };
+
+  readonly #onPullFailed = (error: unknown): void => {
+    this.#pulling = false;
+    this.#sourceDone = true; // a source that threw is finished: it is not closed again
+    if (this.#state !== 'running') this.#maybeTornDown();
+    else this.#fail(error);
+  };
+
+  #sourceEnded(): void {
+    this.#sourceDone = true;
+    if (this.#running === 0) this.#unlisten();
+    this.#wake();
+  }
+
+  #run(item: T): void {
+    this.#running++;
+    const place = this.#ordered ? this.#tail++ : 0;
+    let result: R | PromiseLike<R>;
+    try {
+      result = this.#fn(item, this.#context);
+    } catch (error) {
+      this.#onFnFailed(error);
+      return;
+    }
+    if (!isThenable(result)) this.#done(place, result);
+    else if (this.#ordered) {
+      Promise.resolve(result).then((value) => this.#done(place, value), this.#onFnFailed);
+    } else Promise.resolve(result).then(this.#onUnorderedDone, this.#onFnFailed);
+  }
+
+  readonly #onUnorderedDone = (value: unknown): void => this.#done(0, value);
+
+  #done(place: number, value: unknown): void {
+    this.#running--;
+    if (this.#state !== 'running') {
+      this.#maybeTornDown();
+      return;
+    }
+    const at = (this.#ordered ? place : this.#tail++) % this.#capacity;
+    this.#results[at] = value;
+    this.#ready[at] = true;
+    this.#buffered++;
+    if (this.#sourceDone && this.#running === 0) this.#unlisten();
+    this.#wake();
+    this.#fill();
+  }
+
+  readonly #onFnFailed = (error: unknown): void => {
+    this.#running--;
+    if (this.#state !== 'running') this.#maybeTornDown();
+    else this.#fail(error);
+  };
+
+  readonly #onAbort = (): void => this.#fail(this.#signal!.reason);
+
+  #fail(error: unknown): void {
+    if (this.#state !== 'running') return; // the first failure wins
+    this.#failed = true;
+    this.#error = error;
+    void this.#stop(error);
+  }
+
+  /** Stops pulling, drops the results held and aborts the calls in flight; resolves when done. */
+  #stop(reason: unknown): Promise<void> {
+    this.#state = 'stopping';
+    this.#unlisten();
+    this.#results.length = 0;
+    this.#ready.length = 0;
+    this.#buffered = 0;
+    this.#teardown = new Promise((resolve) => (this.#tornDown = resolve));
+    // An early return aborts with the platform's AbortError; a failure with itself.
+    if (reason === undefined) this.#controller.abort();
+    else this.#controller.abort(reason);
+    this.#maybeTornDown();
+    return this.#teardown;
+  }
+
+  /** Once nothing runs and no pull is pending, closes the source (unless it ended or threw). */
+  #maybeTornDown(): void {
+    if (this.#state !== 'stopping' || this.#running > 0 || this.#pulling || this.#closing) return;
+    this.#closing = true;
+    const iterator = this.#iterator;
+    if (this.#sourceDone || iterator?.return === undefined) {
+      this.#stopped();
+      return;
+    }
+    try {
+      Promise.resolve(iterator.return()).then(this.#stopped, (error: unknown) => {
+        this.#closeFailed = true;
+        this.#closeError = error;
+        this.#stopped();
+      });
+    } catch (error) {
+      this.#closeFailed = true;
+      this.#closeError = error;
+      this.#stopped();
+    }
+  }
+
+  readonly #stopped = (): void => {
+    this.#state = 'stopped';
+    this.#tornDown!();
+    this.#wake();
+  };
+
+  #unlisten(): void {
+    if (!this.#listening) return;
+    this.#listening = false;
+    this.#signal!.removeEventListener('abort', this.#onAbort);
+  }
+}
