@@ -36,6 +36,25 @@ interface BucketState {
   updatedAt: number;
 }
 
+/**
+ * What `keyedTokenBuckets(...).take` needs beyond `take` to keep a line per key: pins, so a key
+ * with waiters is never evicted, and a take for the oldest waiter served as of when its tokens
+ * were due (see `tokenBucket`'s line). Internal: the memory store's, not part of `RateStore`.
+ */
+export interface WaitingStore {
+  readonly maxKeys: number;
+  readonly clock: Clock;
+  pin(name: string, key: string): boolean;
+  unpin(name: string, key: string): void;
+  /** 0 when `n` tokens were taken for a waiter, else the ms until they are due. */
+  serveWaiter(key: string, n: number, policy: RatePolicy): number;
+}
+
+/** The store as a {@link WaitingStore} when it is this module's memory store. */
+export function waitingStore(store: unknown): WaitingStore | undefined {
+  return store instanceof MemoryStore ? store : undefined;
+}
+
 /** Creates an in-memory store. */
 export function memoryRateStore(options?: MemoryRateStoreOptions): MemoryRateStore {
   const o = optionsObject('memoryRateStore options', options);
@@ -45,19 +64,19 @@ export function memoryRateStore(options?: MemoryRateStoreOptions): MemoryRateSto
   return new MemoryStore(maxKeys, maxLimiters, clock);
 }
 
-class MemoryStore implements MemoryRateStore {
-  readonly #maxKeys: number;
+class MemoryStore implements MemoryRateStore, WaitingStore {
+  readonly maxKeys: number;
   readonly #maxLimiters: number;
-  readonly #clock: Clock;
+  readonly clock: Clock;
   readonly #byName = new Map<string, LruMap<BucketState>>();
   // One-entry cache: a limiter calls with the same policy object every time.
   #lastName: string | undefined;
   #lastMap: LruMap<BucketState> | undefined;
 
   constructor(maxKeys: number, maxLimiters: number, clock: Clock) {
-    this.#maxKeys = maxKeys;
+    this.maxKeys = maxKeys;
     this.#maxLimiters = maxLimiters;
-    this.#clock = clock;
+    this.clock = clock;
   }
 
   size(name: string): number {
@@ -70,7 +89,7 @@ class MemoryStore implements MemoryRateStore {
 
   take(key: string, n: number, policy: RatePolicy): RateDecision {
     const map = policy.name === this.#lastName ? this.#lastMap! : this.#mapFor(policy.name);
-    const now = this.#clock.now();
+    const now = this.clock.now();
     const ratePerMs = policy.ratePerSec / 1000;
     const burst = policy.burst;
     let state = map.get(key);
@@ -104,6 +123,35 @@ class MemoryStore implements MemoryRateStore {
     };
   }
 
+  pin(name: string, key: string): boolean {
+    return this.#byName.get(name)?.pin(key) ?? false;
+  }
+
+  unpin(name: string, key: string): void {
+    this.#byName.get(name)?.unpin(key);
+  }
+
+  serveWaiter(key: string, n: number, policy: RatePolicy): number {
+    const map = policy.name === this.#lastName ? this.#lastMap! : this.#mapFor(policy.name);
+    const state = map.get(key);
+    if (state === undefined) {
+      const d = this.take(key, n, policy); // evicted only if every key was pinned
+      return d.ok ? 0 : d.retryAfterMs;
+    }
+    const now = this.clock.now();
+    const ratePerMs = policy.ratePerSec / 1000;
+    const elapsed = now - state.updatedAt;
+    // Uncapped until the grant: the waiter is served as of when its tokens were due.
+    const tokens = elapsed > 0 ? state.tokens + elapsed * ratePerMs : state.tokens;
+    state.updatedAt = now;
+    if (tokens + tokenEpsilon >= n) {
+      state.tokens = Math.min(policy.burst, tokens - n);
+      return 0;
+    }
+    state.tokens = tokens;
+    return waitMs(n - tokens, ratePerMs);
+  }
+
   #mapFor(name: string): LruMap<BucketState> {
     let map = this.#byName.get(name);
     if (map === undefined) {
@@ -114,7 +162,7 @@ class MemoryStore implements MemoryRateStore {
           name,
         );
       }
-      map = new LruMap(this.#maxKeys);
+      map = new LruMap(this.maxKeys);
       this.#byName.set(name, map);
     }
     this.#lastName = name;
