@@ -42,6 +42,8 @@ export const errorCodes = Object.freeze({
   gateClosed: 'SPILLWAY_E_GATE_CLOSED',
   /** A consumer's backlog is full: a lag gate or the broker refused a message; retry later. */
   backlogFull: 'SPILLWAY_E_BACKLOG_FULL',
+  /** RabbitMQ blocks the publishing connection (a memory or disk alarm); nothing was sent. */
+  brokerBlocked: 'SPILLWAY_E_BROKER_BLOCKED',
 } as const);
 
 /** The union of every code in {@link errorCodes}. */
