@@ -1,0 +1,228 @@
+/**
+ * `otelMetrics`: OpenTelemetry metrics built from Spillway's diagnostics channels and nothing
+ * else — no counter of its own beside the decisions, so what a dashboard shows is what the
+ * guard and the client decided. Subscribing is what turns the publishers on; closing turns
+ * them off again (an unobserved guard builds no message). The limits, retry budgets and
+ * breaker states are read when the SDK collects, from the guards and dependencies given.
+ *
+ * @module
+ */
+import {
+  metrics,
+  type Attributes,
+  type BatchObservableResult,
+  type MeterProvider,
+} from '@opentelemetry/api';
+import { SpillwayConfigError } from '../index.js';
+import {
+  admissionChannel,
+  attemptChannel,
+  queuedChannel,
+  quotaChannel,
+  releaseChannel,
+  type AdmissionMessage,
+  type AttemptMessage,
+  type QueuedMessage,
+  type QuotaMessage,
+  type ReleaseMessage,
+} from '../channels/channels.js';
+import type { Admission } from '../node/index.js';
+import type { Dependency } from '../client/index.js';
+import {
+  attributeNames as a,
+  circuitStates,
+  instrumentNames as n,
+  leaseDurationBuckets,
+  timeInQueueBuckets,
+} from './instruments.js';
+import { Subscriptions } from './subscriptions.js';
+
+/** A guard whose routes' limits `spillway.limit` reports (an `admission()`, Express's `.admission`, `fastify.spillway`). */
+export type ObservedGuard = Pick<Admission, 'routeNames' | 'stats'>;
+
+/** A dependency whose cap, retry budget and breaker are reported. */
+export type ObservedDependency = Pick<Dependency, 'name' | 'budget' | 'breaker' | 'limiter'>;
+
+/** Options of {@link otelMetrics}. */
+export interface OtelMetricsOptions {
+  /** Where the instruments are made. @default the global one (`metrics.getMeterProvider()`) */
+  readonly meterProvider?: MeterProvider;
+  /** Guards whose routes' limits to report on `spillway.limit`. @default [] */
+  readonly routes?: readonly ObservedGuard[];
+  /** Dependencies whose cap, retry budget and breaker state to report. @default [] */
+  readonly dependencies?: readonly ObservedDependency[];
+}
+
+/** The running metrics: dispose (or `close`) to unsubscribe and stop observing. */
+export interface OtelMetrics extends Disposable {
+  /** Unsubscribes from the channels and removes the observers. Idempotent. */
+  close(): void;
+}
+
+/**
+ * Records Spillway's decisions as OpenTelemetry metrics (see `docs/observability.md` for
+ * every instrument, its unit and attributes). Never records the client key.
+ *
+ * @example
+ * using _metrics = otelMetrics({ routes: [guard], dependencies: [users] });
+ */
+export function otelMetrics(options: OtelMetricsOptions = {}): OtelMetrics {
+  if (typeof options !== 'object' || options === null) {
+    throw new SpillwayConfigError('otelMetrics options', 'an options object', options);
+  }
+  const provider = options.meterProvider ?? metrics.getMeterProvider();
+  if (typeof (provider as Partial<MeterProvider> | null)?.getMeter !== 'function') {
+    throw new SpillwayConfigError('meterProvider', 'a MeterProvider', provider);
+  }
+  const guards = listOf('routes', options.routes, (g) => typeof g?.stats === 'function');
+  const deps = listOf('dependencies', options.dependencies, (d) => typeof d?.name === 'string');
+  return new Recorder(provider, guards, deps);
+}
+
+function listOf<T>(
+  option: string,
+  value: readonly T[] | undefined,
+  ok: (item: Partial<T> | null | undefined) => boolean,
+): readonly T[] {
+  if (value === undefined) return [];
+  const list = (Array.isArray(value) ? value : undefined) as readonly T[] | undefined;
+  if (list === undefined || !list.every((item) => ok(item as Partial<T>))) {
+    const what = option === 'routes' ? 'an array of guards' : 'an array of dependencies';
+    throw new SpillwayConfigError(option, what, value);
+  }
+  return list.slice();
+}
+
+class Recorder implements OtelMetrics {
+  readonly #subs = new Subscriptions();
+  /** Requests counted in (admitted, or in line) by this recorder, so it never counts one out twice. */
+  readonly #active = new WeakSet<object>();
+  readonly #waiting = new WeakSet<object>();
+
+  constructor(
+    provider: MeterProvider,
+    guards: readonly ObservedGuard[],
+    deps: readonly ObservedDependency[],
+  ) {
+    const meter = provider.getMeter('spillway');
+    const requests = meter.createCounter(n.requests, {
+      unit: '{request}',
+      description:
+        'Admission decisions, by route, result (admitted or the refusal reason) and criticality.',
+    });
+    const active = meter.createUpDownCounter(n.activeRequests, {
+      unit: '{request}',
+      description: 'Admitted requests holding a slot.',
+    });
+    const queued = meter.createUpDownCounter(n.queuedRequests, {
+      unit: '{request}',
+      description: 'Requests waiting in line for a slot.',
+    });
+    const timeInQueue = meter.createHistogram(n.timeInQueue, {
+      unit: 's',
+      description: 'Time requests spent in line, by how they left it.',
+      advice: { explicitBucketBoundaries: [...timeInQueueBuckets] },
+    });
+    const lease = meter.createHistogram(n.leaseDuration, {
+      unit: 's',
+      description: 'How long admitted requests held their slot.',
+      advice: { explicitBucketBoundaries: [...leaseDurationBuckets] },
+    });
+    const falsePositive = meter.createCounter(n.falsePositive, {
+      unit: '{request}',
+      description:
+        'Shed or overload refusals made while the route had a free slot and an empty line.',
+    });
+    const attempts = meter.createCounter(n.attempts, {
+      unit: '{attempt}',
+      description: 'Attempts of dependency calls, by outcome; retries apart.',
+    });
+    const quota = meter.createCounter(n.quotaDecisions, {
+      unit: '{decision}',
+      description: 'Per-client quota decisions, and whether a degraded store made them.',
+    });
+    const limit = meter.createObservableGauge(n.limit, {
+      unit: '{request}',
+      description:
+        'The concurrency limit in force, per route or dependency (adaptive limits move).',
+    });
+    const budget = meter.createObservableGauge(n.retryBudget, {
+      unit: '{retry}',
+      description: 'Retries the dependency’s budget would allow now.',
+    });
+    const circuit = meter.createObservableGauge(n.circuitState, {
+      unit: '1',
+      description: 'A dependency’s circuit breaker: 1 for the state it is in, 0 for the others.',
+    });
+
+    this.#subs.on(admissionChannel, (m: AdmissionMessage) => {
+      const route = { [a.route]: m.route };
+      const attrs: Attributes = { [a.route]: m.route, [a.result]: m.result };
+      if (m.criticality !== undefined) attrs[a.criticality] = m.criticality;
+      requests.add(1, attrs);
+      if (m.queued) {
+        if (this.#waiting.delete(m.req)) queued.add(-1, route);
+        timeInQueue.record(m.waitMs / 1000, { [a.route]: m.route, [a.result]: m.result });
+      }
+      if (m.result === 'admitted') {
+        this.#active.add(m.req);
+        active.add(1, route);
+      } else if (m.capacityFree && (m.result === 'shed' || m.result === 'overloaded')) {
+        falsePositive.add(1, attrs);
+      }
+    });
+    this.#subs.on(queuedChannel, (m: QueuedMessage) => {
+      this.#waiting.add(m.req);
+      queued.add(1, { [a.route]: m.route });
+    });
+    this.#subs.on(releaseChannel, (m: ReleaseMessage) => {
+      const route = { [a.route]: m.route };
+      if (this.#active.delete(m.req)) active.add(-1, route);
+      lease.record(m.heldMs / 1000, route);
+    });
+    this.#subs.on(attemptChannel, (m: AttemptMessage) => {
+      attempts.add(1, {
+        [a.dependency]: m.dependency,
+        [a.outcome]: m.outcome,
+        [a.retry]: m.attempt > 1,
+      });
+    });
+    this.#subs.on(quotaChannel, (m: QuotaMessage) => {
+      quota.add(1, {
+        [a.route]: m.route,
+        [a.result]: m.result,
+        [a.storeDegraded]: m.degraded,
+      });
+    });
+
+    const observables = [limit, budget, circuit];
+    const observe = (r: BatchObservableResult): void => {
+      for (const guard of guards) {
+        for (const name of guard.routeNames()) {
+          const stats = guard.stats(name);
+          if (stats !== undefined) r.observe(limit, stats.limit, { [a.route]: name });
+        }
+      }
+      for (const dep of deps) {
+        const dependency = { [a.dependency]: dep.name };
+        r.observe(limit, dep.limiter.limit, dependency);
+        r.observe(budget, dep.budget.available, dependency);
+        const state = dep.breaker?.state;
+        if (state === undefined) continue;
+        for (const s of circuitStates) {
+          r.observe(circuit, s === state ? 1 : 0, { ...dependency, [a.state]: s });
+        }
+      }
+    };
+    meter.addBatchObservableCallback(observe, observables);
+    this.#subs.add(() => meter.removeBatchObservableCallback(observe, observables));
+  }
+
+  close(): void {
+    this.#subs.close();
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
