@@ -9,7 +9,7 @@
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { writeReport } from '../load/index.js';
-import { UsageError, type Command } from './command.js';
+import { CommandFailure, UsageError, type Command } from './command.js';
 import {
   capacityPerSec,
   exitCodeOf,
@@ -25,6 +25,8 @@ import { runScaleOut } from './demo/scale-out.js';
 import { scenarios } from './demo/scenarios.js';
 import { canPin, pinSelf, startServer, type ServerProcess } from './demo/server-process.js';
 import { checkTargets, formatSummary, toJson } from './demo/summary.js';
+import { loadPg } from './serve/postgres-database.js';
+import { postgresUrl } from './serve/serve-args.js';
 
 const help = `Usage: spillway demo [options]
 
@@ -70,7 +72,12 @@ Options:
   --scenarios <list>    comma-separated, of reference,greedy,10x (the default) and slowdown:
                         200 req/s while the database slows from 30 to 300 ms for a third
                         of the run, against a fixed cap of 10 (the pool size), a cap of
-                        50, and an adaptive limit (gradientLimit) that learns it
+                        50, and an adaptive limit (gradientLimit) that learns it; and
+                        postgres: the reference load against a real PostgreSQL (--pg),
+                        10 connections × pg_sleep(0.03), where the bounded server
+                        cancels a query in the database when its caller gives up
+  --pg <url>            the PostgreSQL for --scenarios postgres
+                        (postgres://postgres@127.0.0.1:5432/test); needs the pg package
   --redis <url>         the demo at scale instead: --replicas bounded replicas (default 3)
                         behind a round-robin split of the greedy scenario, first with
                         per-replica quotas, then with quotas shared in this Redis
@@ -83,6 +90,7 @@ Examples:
   spillway demo --quick --report /tmp/demo.html
   spillway demo --framework fastify --servers naive,bounded --json > demo.json
   spillway demo --redis redis://127.0.0.1:6379 --replicas 3
+  spillway demo --scenarios postgres --pg postgres://postgres@127.0.0.1:5432/test
 `;
 
 export const demo: Command = {
@@ -101,6 +109,7 @@ export const demo: Command = {
         scenarios: { type: 'string', default: 'reference,greedy,10x' },
         redis: { type: 'string' },
         replicas: { type: 'string' },
+        pg: { type: 'string' },
       },
     });
     if (values.replicas !== undefined && values.redis === undefined) {
@@ -117,7 +126,14 @@ export const demo: Command = {
       'bulkhead',
       'bounded',
     ]) as ServerName[];
-    const chosen = list('scenarios', values.scenarios, ['reference', 'greedy', '10x', 'slowdown']);
+    const chosen = list('scenarios', values.scenarios, [
+      'reference',
+      'greedy',
+      '10x',
+      'slowdown',
+      'postgres',
+    ]);
+    const pgUrl = await postgresChoice(chosen, values.pg);
     const quick = values.quick;
     const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -155,7 +171,10 @@ export const demo: Command = {
       const names = (scenario.servers as readonly ServerName[] | undefined) ?? servers;
       for (const name of names.filter((n) => scenario.without?.includes(n) !== true)) {
         if (skipped.includes(name)) continue;
-        const args = serverArgs(name, framework);
+        const args = [
+          ...serverArgs(name, framework),
+          ...(scenario.database === 'postgres' && pgUrl !== undefined ? ['--pg', pgUrl] : []),
+        ];
         let server: ServerProcess;
         try {
           server = await startServer(args, serverCpu);
@@ -195,7 +214,7 @@ export const demo: Command = {
         runs: records.map((r) => ({
           ...r.result,
           // The greedy scenario's goodput is set by the quota, the slowdown's by the database.
-          goodputChart: r.scenario.id === 'reference' || r.scenario.id === '10x',
+          goodputChart: ['reference', '10x', 'postgres'].includes(r.scenario.id),
           // The greedy scenario is about the polite clients; the total would hide them.
           ...(r.scenario.id === 'greedy' ? { leadGroup: 'polite' } : {}),
           notes: {
@@ -207,6 +226,11 @@ export const demo: Command = {
           'naive: an unbounded line and no deadline. bulkhead: cockatiel bulkhead(10, 10) on bare node:http. bounded: Spillway with 10 slots, a line of 10 bounded at 50 ms, 150/s per client and a 1 s deadline.',
           'Load is open loop: requests go out on schedule whatever the server does, latency counts from the intended send time, and callers destroy the socket after 1 s.',
           "Goodput and the 10× refusal p99 are judged against the bulkhead of the same run (≥ 0.98 × its goodput; ≤ 5 ms or 2 × its refusal p99), the design's lines (0.99 of capacity, 5 ms) printed beside them: on a quiet 2-core machine the bounded server runs 0.2–1.3 % behind the bulkhead and its 10× refusal p99 reads 3.9–7.0 ms against 3.1–4.7 ms. It holds its slot until the handler has written the response, where the bulkhead frees it when the database answers (writing after the slot is freed brought it level: 1,655–1,670 queries served in four 5 s runs against 1,650–1,661, the bulkhead 1,661–1,669), and it spends more CPU per request (quota, deadline, problem+json refusals), which delays the database's timers on a loaded core.",
+          ...(records.some((r) => r.scenario.database === 'postgres')
+            ? [
+                "postgres: the same servers with each query a pg_sleep(0.03) on a real PostgreSQL, through a pool of 10 (node-postgres). The naive server's pool line is unbounded and its queries run to their end; the bounded server cancels a query in the database when its caller's deadline passes or the caller leaves (docs/postgres.md).",
+              ]
+            : []),
           ...targets.map(targetLine),
         ],
       });
@@ -223,6 +247,33 @@ export const demo: Command = {
     return code;
   },
 };
+
+/**
+ * The PostgreSQL URL when the postgres scenario runs: it needs `--pg`, and `--pg` needs it;
+ * pg must be installed (it is not a dependency of the package).
+ */
+async function postgresChoice(
+  chosen: readonly string[],
+  url: string | undefined,
+): Promise<string | undefined> {
+  const wanted = chosen.includes('postgres');
+  if (wanted && url === undefined) {
+    throw new UsageError(
+      '--scenarios postgres runs against a real PostgreSQL: give it with --pg <url>, e.g. --pg postgres://postgres@127.0.0.1:5432/test',
+    );
+  }
+  if (!wanted && url !== undefined) {
+    throw new UsageError('--pg is the database of the postgres scenario: add --scenarios postgres');
+  }
+  if (url === undefined) return undefined;
+  const checked = postgresUrl(url);
+  try {
+    await loadPg();
+  } catch (error) {
+    throw new CommandFailure(`the postgres scenario: ${(error as Error).message}`);
+  }
+  return checked;
+}
 
 function list(flag: string, value: string, allowed: readonly string[]): string[] {
   const items = value

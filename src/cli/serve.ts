@@ -42,6 +42,12 @@ Options:
   --client-burst <n>                  bounded: bucket size per client (default: 15)
   --limit <n|adaptive>                bounded: requests in flight, or 'adaptive' to learn it
                                       with a gradientLimit (default: the connections)
+  --pg <url>                          a real PostgreSQL instead of the simulated database
+                                      (postgres://postgres@127.0.0.1:5432/test): a pool
+                                      of --connections, each query pg_sleep(service-ms);
+                                      the bounded server cancels a query in the database
+                                      when its caller's deadline passes or it leaves;
+                                      needs the pg package
   --redis <url>                       bounded: share the per-client quota across replicas
                                       in this Redis (redis://127.0.0.1:6379); needs ioredis
                                       or redis installed; if Redis is unreachable, it

@@ -8,7 +8,7 @@ import type { LoadGroup } from '../../load/index.js';
 
 /** One scenario: what to offer and whether to time a request sent after the rush. */
 export interface Scenario {
-  readonly id: 'reference' | 'greedy' | '10x' | 'slowdown';
+  readonly id: 'reference' | 'greedy' | '10x' | 'slowdown' | 'postgres';
   readonly title: string;
   readonly groups: readonly LoadGroup[];
   readonly durationMs: number;
@@ -24,6 +24,11 @@ export interface Scenario {
   readonly servers?: readonly string[];
   /** Servers left out of this scenario. */
   readonly without?: readonly string[];
+  /**
+   * `postgres`: the servers run their queries on the real PostgreSQL given with `--pg` (a pool
+   * of 10, each query `pg_sleep(0.03)`) instead of the simulated database.
+   */
+  readonly database?: 'postgres';
 }
 
 /** Scenarios run unless `--scenarios` says otherwise. */
@@ -32,7 +37,7 @@ export const defaultScenarios = ['reference', 'greedy', '10x'] as const;
 /** Callers give up after this long, in every scenario. */
 export const callerDeadlineMs = 1_000;
 
-/** The three scenarios of the demo; `quick` shortens the 10× one for CI. */
+/** The demo's scenarios; `quick` shortens the greedy, 10× and slowdown ones for CI. */
 export function scenarios(options: { readonly quick: boolean }): Scenario[] {
   // At 1.5× capacity an unbounded line needs seconds to outgrow its callers' 1 s patience, and
   // that collapse is the point, so the reference run keeps 5 s even when quick. Quick runs the
@@ -94,6 +99,16 @@ export function scenarios(options: { readonly quick: boolean }): Scenario[] {
       slowdown: { atMs: slowMs, untilMs: slowMs * 2, serviceMs: 300 },
       // The pool size as a fixed cap, a cap sized generously, and a limit that learns it.
       servers: ['fixed-10', 'fixed-50', 'adaptive'],
+    },
+    {
+      id: 'postgres',
+      title:
+        '500 req/s (1.5× capacity) from 100 clients against PostgreSQL: 10 connections × pg_sleep(0.03); callers give up after 1 s',
+      groups: [clients('clients', 500)],
+      // The reference run's length: an unbounded line needs seconds to outgrow its callers.
+      durationMs,
+      nextRequest: true,
+      database: 'postgres',
     },
   ];
 }

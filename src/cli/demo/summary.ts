@@ -167,6 +167,27 @@ export function checkTargets(records: readonly RunRecord[]): Target[] {
       detail: `${g.text}, ok p99 ${formatMs(p99)} (≤ 80 ms), ${refusal.text}, RSS +${mb(growth)} over idle (≤ 64 MB)`,
     });
   }
+  const onPostgres = find('postgres', 'bounded');
+  if (onPostgres !== undefined) {
+    const peer = find('postgres', 'bulkhead');
+    const naiveOnPostgres = find('postgres', 'naive');
+    const g = goodputCheck(onPostgres, peer);
+    const theirs =
+      naiveOnPostgres === undefined ? undefined : shown3(goodputFraction(naiveOnPostgres.result));
+    const mine = shown3(goodputFraction(onPostgres.result));
+    const next = onPostgres.next;
+    const nextOk =
+      next?.outcome === 'ok' && shownMs(next.ms ?? undefined) <= 2 * onPostgres.unloadedMs;
+    targets.push({
+      name: 'Spillway holds on a real PostgreSQL where accepting everything collapses',
+      pass: g.pass && (theirs === undefined || mine > theirs) && nextOk,
+      judged: valid(onPostgres, peer, naiveOnPostgres),
+      detail:
+        `${g.text}` +
+        (theirs === undefined ? '' : `, the naive server's G ${theirs.toFixed(3)}`) +
+        `, next request ${nextRequestText(next)} (≤ 2 × unloaded ${formatMs(onPostgres.unloadedMs)})`,
+    });
+  }
   const adaptive = find('slowdown', 'adaptive');
   const oversized = find('slowdown', 'fixed-50');
   if (adaptive?.limitTrace !== undefined && adaptive.limitTrace.length > 0) {

@@ -55,6 +55,16 @@ export function isLoopbackHost(host: string): boolean {
   return family !== 0 && loopback.check(host, family === 6 ? 'ipv6' : 'ipv4');
 }
 
+/** `value` if it is a postgres:// or postgresql:// URL; a {@link UsageError} otherwise. */
+export function postgresUrl(value: string): string {
+  if (!/^postgres(ql)?:\/\/\S+$/.test(value)) {
+    throw new UsageError(
+      `--pg must be a postgres:// URL such as postgres://postgres@127.0.0.1:5432/test, got '${value}'`,
+    );
+  }
+  return value;
+}
+
 function redisUrl(value: string): string {
   if (!/^rediss?:\/\/\S+$/.test(value)) {
     throw new UsageError(
@@ -85,6 +95,7 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
         redis: { type: 'string' },
         'redis-prefix': { type: 'string', default: 'spillway-serve' },
         replicas: { type: 'string' },
+        pg: { type: 'string' },
       },
     });
   } catch (error) {
@@ -109,6 +120,9 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
   const work = values.work;
   if (work !== 'db' && work !== 'cpu') {
     throw new UsageError(`--work must be db or cpu, got '${work}'`);
+  }
+  if (values.pg !== undefined && work !== 'db') {
+    throw new UsageError('--pg is the database: it applies to --work db');
   }
   if (values.redis !== undefined && (mode !== 'bounded' || framework !== 'node')) {
     throw new UsageError('--redis applies to the bounded server on --framework node');
@@ -141,6 +155,7 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
               ? ('adaptive' as const)
               : count('limit', values.limit, connections),
         }),
+    ...(values.pg === undefined ? {} : { postgresUrl: postgresUrl(values.pg) }),
     ...(values.redis === undefined
       ? {}
       : {

@@ -13,6 +13,7 @@ import { gradientLimit, type RateStore } from '../../index.js';
 import type { AdmissionOptions, RequestContext } from '../../node/index.js';
 import { admission } from '../../node/index.js';
 import { openRedisClient } from './redis-client.js';
+import { postgresDatabase } from './postgres-database.js';
 import { simulatedDatabase, type SimulatedDatabase } from './simulated-database.js';
 
 /** What the servers run. */
@@ -44,6 +45,12 @@ export interface ReferenceOptions {
    * it; the pool then keeps a wait list of its own, as real pools do). @default connections
    */
   readonly limit?: number | 'adaptive';
+  /**
+   * A real PostgreSQL (`postgres://…`) instead of the simulated database: a pool of
+   * `connections`, each query a `pg_sleep` of `serviceMs`, cancelled in the database when the
+   * bounded server's signal aborts. Needs the pg package.
+   */
+  readonly postgresUrl?: string;
 }
 
 /** The reference `bounded` setup of the contract (DESIGN §1, issue: HTTP). */
@@ -101,7 +108,14 @@ function stats(db: SimulatedDatabase, guardStats?: () => unknown): string {
   return JSON.stringify({
     rssBytes: process.memoryUsage.rss(),
     maxRssBytes: process.resourceUsage().maxRSS * 1024,
-    db: { busy: db.busy, waiting: db.waiting, served: db.served, serviceMs: db.serviceMs },
+    db: {
+      busy: db.busy,
+      waiting: db.waiting,
+      served: db.served,
+      serviceMs: db.serviceMs,
+      // PostgreSQL: queries cancelled in the database because their caller left.
+      ...('cancelled' in db ? { cancelled: db.cancelled } : {}),
+    },
     guard: guardStats?.() ?? null,
   });
 }
@@ -122,13 +136,46 @@ export async function startReferenceServer(
   listen: { readonly port: number; readonly host: string },
   log: (line: string) => void = () => undefined,
 ): Promise<ReferenceServer> {
-  const db = simulatedDatabase({
+  if (o.postgresUrl === undefined) {
+    const db = simulatedDatabase({
+      connections: o.connections,
+      serviceMs: o.serviceMs,
+      // The naive pool waits without bound (its point); with an explicit --limit the pool keeps a
+      // wait list of its own, as real pools do, so a cap above the pool size queues there.
+      maxWaiting: o.mode === 'naive' ? Infinity : o.limit === undefined ? o.connections : 1_000,
+    });
+    return startOver(db, o, { listen, log });
+  }
+  const postgres = await postgresDatabase({
+    url: o.postgresUrl,
     connections: o.connections,
     serviceMs: o.serviceMs,
-    // The naive pool waits without bound (its point); with an explicit --limit the pool keeps a
-    // wait list of its own, as real pools do, so a cap above the pool size queues there.
-    maxWaiting: o.mode === 'naive' ? Infinity : o.limit === undefined ? o.connections : 1_000,
   });
+  try {
+    const server = await startOver(postgres, o, { listen, log });
+    return {
+      port: server.port,
+      close: async () => {
+        await server.close();
+        await postgres.close();
+      },
+    };
+  } catch (error) {
+    await postgres.close();
+    throw error;
+  }
+}
+
+/** The server of `o.mode` and `o.framework` over `db`. */
+async function startOver(
+  db: SimulatedDatabase,
+  o: ReferenceOptions,
+  at: {
+    readonly listen: { readonly port: number; readonly host: string };
+    readonly log: (line: string) => void;
+  },
+): Promise<ReferenceServer> {
+  const { listen, log } = at;
   const work = async (signal: AbortSignal | undefined): Promise<void> => {
     if (o.work === 'cpu') spin(o.serviceMs);
     else await db.query(signal);
