@@ -23,6 +23,8 @@ import {
 } from '../index.js';
 import { retryAfterFailure } from '../core/internal/owned.js';
 import { capOutcomes, newAttempt, armAttempt, judge } from './attempt.js';
+import { attemptChannel } from '../channels/channels.js';
+import { publishAttempt, retryPublisher } from './attempt-message.js';
 import type { Attempt, CallState, Verdict, Work } from './records.js';
 import { callStateOf } from './call-state.js';
 import type { Settings } from './settings.js';
@@ -193,12 +195,12 @@ export class Client implements Dependency {
     }
     // Settled as it stands: an answer that does not count against the dependency.
     if (settling === undefined) {
-      this.#end(attempt, 'ok');
+      this.#end(attempt, 'ok', value);
       return value;
     }
     return settling.then(
       (v) => {
-        this.#end(attempt, work.failed?.(v) === true ? 'bad-answer' : 'ok');
+        this.#end(attempt, work.failed?.(v) === true ? 'bad-answer' : 'ok', v);
         return v;
       },
       (error: unknown) => this.#failed(attempt, error, work.verdictOf?.(error)),
@@ -231,17 +233,21 @@ export class Client implements Dependency {
     ) {
       carryBudget(failure, this.budget);
     }
-    this.#end(attempt, verdict);
+    this.#end(attempt, verdict, failure);
     return this.#ended(attempt, failure);
   }
 
   /**
    * Records how an attempt ended with every part it went through — the retry budget, the
    * breaker, the throttle — and frees what it held, whatever those parts throw (a breaker or
-   * budget passed in is user code). Once per attempt: every path that ends one comes here.
+   * budget passed in is user code). Once per attempt: every path that ends one comes here, so
+   * it is also where the attempt is published, with `what` it ended with (answer or error).
    */
-  #end(attempt: Attempt<unknown>, verdict: Verdict): void {
+  #end(attempt: Attempt<unknown>, verdict: Verdict, what: unknown): void {
     const s = this.#s;
+    if (attemptChannel.hasSubscribers) {
+      publishAttempt(s.name, { number: attempt.number, outcome: verdict }, what);
+    }
     try {
       const call = attempt.call;
       if (!call.requested && verdict !== 'caller') {
@@ -319,6 +325,7 @@ export class Client implements Dependency {
       deadline: call.expiresAt,
       dependency: s.name,
       clock: s.clock,
+      onRetry: retryPublisher(s.name, this.budget),
     });
   }
 }

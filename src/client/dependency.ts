@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { bridgeBreaker, bridgeLimit } from '../channels/bridges.js';
 import { Client } from './client.js';
 import { settingsOf } from './settings.js';
 import type { Dependency, DependencyOptions } from './types.js';
@@ -38,5 +39,9 @@ export type {
  * const res = await users.fetch('/v1/users/42', undefined, { deadline: incoming.deadline });
  */
 export function dependency(options: DependencyOptions): Dependency {
-  return new Client(settingsOf(options));
+  const client = new Client(settingsOf(options));
+  // Its breaker's changes and an adaptive cap's moves go on the channels, named after it.
+  bridgeBreaker(client.name, client.breaker);
+  bridgeLimit({ dependency: client.name }, options.limit);
+  return client;
 }
