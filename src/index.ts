@@ -78,6 +78,14 @@ export {
   type TokenBucket,
   type TokenBucketOptions,
 } from './core/token-bucket/token-bucket.js';
+export type { TakeOptions } from './core/token-bucket/take-waiting.js';
+export {
+  creditGate,
+  type CreditGate,
+  type CreditGateOptions,
+  type CreditGateState,
+  type SendOptions,
+} from './core/credit-gate/credit-gate.js';
 export type {
   RateDecision,
   RatePolicy,
