@@ -13,3 +13,4 @@ export {
   type BoundedMapFn,
   type BoundedMapOptions,
 } from './bounded-map.js';
+export { writeAll, type WriteAllOptions } from './write-all.js';
