@@ -42,6 +42,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** Resolves once no query of the pool named `name` runs, within {@link stopWithinMs}. */
+async function nothingRunning(name: string): Promise<void> {
+  const running = () => activeQueries(watch, name);
+  await pollUntil('no query left running', running, (a) => a.length === 0, stopWithinMs);
+}
+
 /** How a handler runs its query. */
 type Run = (pool: pg.Pool, sql: string, options: { signal: AbortSignal }) => Promise<unknown>;
 
@@ -106,12 +112,7 @@ describe.skipIf(missing !== undefined)('queryWithSignal with a guarded node:http
     // The slot is held until the handler settles, and the handler settles once the database
     // has stopped: nothing is in flight, and no sleep is left.
     expect(guard.inflight).toBe(0);
-    await pollUntil(
-      'no query left running',
-      () => activeQueries(watch, name),
-      (a) => a.length === 0,
-      stopWithinMs,
-    );
+    await nothingRunning(name);
     // Answered near the 300 ms deadline, nowhere near the 30 s sleep.
     expect(answeredInMs).toBeLessThan(300 + stopWithinMs);
     expect(pool.totalCount).toBe(10);
@@ -136,12 +137,7 @@ describe.skipIf(missing !== undefined)('queryWithSignal with a guarded node:http
     );
     leave.abort();
     expect(await Promise.all(calls)).toEqual(Array(10).fill('left'));
-    await pollUntil(
-      'no query left running',
-      () => activeQueries(watch, name),
-      (a) => a.length === 0,
-      stopWithinMs,
-    );
+    await nothingRunning(name);
     await pollUntil(
       'every handler settled',
       () => causes.length,
@@ -187,12 +183,7 @@ describe.skipIf(missing !== undefined)('queryWithSignal with a guarded node:http
         return call;
       });
       expect(await Promise.all(calls)).toEqual(Array(10).fill('stopped'));
-      await pollUntil(
-        'no query left running',
-        () => activeQueries(watch, name),
-        (a) => a.length === 0,
-        stopWithinMs,
-      );
+      await nothingRunning(name);
     }
     expect(pool.totalCount).toBe(10);
     expect(await tenPids(pool)).toEqual(before);
@@ -224,12 +215,7 @@ describe.skipIf(missing !== undefined)('queryWithSignal with a guarded node:http
     expect(await activeQueries(watch, name)).toHaveLength(1);
     first.abort(new Error('stopped'));
     expect(await holding).toBe('stopped');
-    await pollUntil(
-      'no query left running',
-      () => activeQueries(watch, name),
-      (a) => a.length === 0,
-      stopWithinMs,
-    );
+    await nothingRunning(name);
     // The late connection for the waiter that left went straight back: one connection, idle.
     await pollUntil(
       'the pool is idle',
