@@ -54,6 +54,11 @@ export {
 } from './core/errors/wait-line-full-error.js';
 export { GateClosedError, type GateClosedReason } from './core/errors/gate-closed-error.js';
 export {
+  BacklogFullError,
+  type BacklogFullErrorOptions,
+  type BacklogRefusedBy,
+} from './core/errors/backlog-full-error.js';
+export {
   AbortedError,
   DeadlineExceededError,
   QueueFullError,
@@ -194,3 +199,15 @@ export {
   type ThrottleDecision,
   type ThrottleRejectEvent,
 } from './core/adaptive-throttle/adaptive-throttle.js';
+export {
+  lagGate,
+  type AdmitOptions,
+  type AdmitResult,
+  type LagGate,
+  type LagGateOptions,
+  type LagReadContext,
+  type LagReading,
+  type LagRefusalReason,
+  type ReadLag,
+  type StalePolicy,
+} from './core/lag-gate/lag-gate.js';
