@@ -76,6 +76,14 @@ describe('parseServeArgs', () => {
         '--replicas must be a whole number from 1',
       ],
       [['bounded', '--redis', 'localhost'], '--redis must be a redis:// URL'],
+      [
+        ['naive', '--pg', '127.0.0.1:5432'],
+        "--pg must be a postgres:// URL such as postgres://postgres@127.0.0.1:5432/test, got '127.0.0.1:5432'",
+      ],
+      [
+        ['naive', '--pg', 'postgres://h/db', '--work', 'cpu'],
+        '--pg is the database: it applies to --work db',
+      ],
       // Node's advice on positionals that start with '-' is left out: it buries the mistake.
       [['bounded', '--frobnicate'], /^unknown option '--frobnicate'$/],
       [['bounded', '--port'], /^option '--port <value>' argument missing$/],
@@ -89,5 +97,8 @@ describe('parseServeArgs', () => {
     }
     expect(parseServeArgs(['bounded', '--limit', 'adaptive']).options.limit).toBe('adaptive');
     expect(parseServeArgs(['bounded', '--port', '8080']).listen.port).toBe(8080);
+    for (const url of ['postgres://postgres@127.0.0.1:5432/test', 'postgresql://h/db']) {
+      expect(parseServeArgs(['naive', '--pg', url]).options.postgresUrl).toBe(url);
+    }
   });
 });
