@@ -13,9 +13,12 @@ const root = new URL('..', import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   exports: Record<string, unknown>;
 };
+/** Subpaths that import an optional peer dependency, which users install to use them. */
+const needsPeer: Readonly<Record<string, string>> = { 'spillway/otel': '@opentelemetry/api' };
 const subpaths = Object.keys(pkg.exports)
   .filter((k) => k !== './package.json')
-  .map((k) => (k === '.' ? 'spillway' : `spillway/${k.slice(2)}`));
+  .map((k) => (k === '.' ? 'spillway' : `spillway/${k.slice(2)}`))
+  .filter((s) => needsPeer[s] === undefined);
 let project = '';
 
 beforeAll(async () => {
@@ -149,4 +152,35 @@ for (const n of ['retryBudget', 'backoff', 'retry', 'circuitBreaker', 'adaptiveT
       await expect(run(process.execPath, [tsc, '-p', dir], { cwd: dir })).resolves.toBeDefined();
     });
   }
+
+  // Last: it installs the peer, which the tests above check is not there.
+  it('spillway/otel names its missing peer, and imports once the peer is installed', async () => {
+    const probe = `import('spillway/otel').then(
+  (m) => console.log(typeof m.otelMetrics),
+  (e) => console.log(String(e.message)),
+);`;
+    writeFileSync(join(project, 'otel.mjs'), probe);
+    const before = await run(process.execPath, ['otel.mjs'], { cwd: project });
+    expect(before.stdout).toContain(needsPeer['spillway/otel']);
+    // The peer as this repository has it (a dev dependency), packed and installed offline.
+    const peer = join(root, 'node_modules', '@opentelemetry', 'api');
+    const { stdout } = await run(
+      'npm',
+      ['pack', '--silent', '--ignore-scripts', '--pack-destination', project, peer],
+      { cwd: project },
+    );
+    const tarball = join(project, stdout.trim().split('\n').pop()!);
+    await run('npm', ['install', '--no-audit', '--no-fund', '--offline', tarball], {
+      cwd: project,
+    });
+    expect((await run(process.execPath, ['otel.mjs'], { cwd: project })).stdout.trim()).toBe(
+      'function',
+    );
+    writeFileSync(
+      join(project, 'otel.cjs'),
+      "console.log(typeof require('spillway/otel').otelTraceMarks);",
+    );
+    const cjs = await run(process.execPath, ['--no-warnings', 'otel.cjs'], { cwd: project });
+    expect(cjs.stdout.trim()).toBe('function');
+  }, 120_000);
 });
