@@ -16,6 +16,7 @@ const folders = [
   'client',
   'redis',
   'stream',
+  'amqp',
   'load',
   'sim',
   'testing',
@@ -36,6 +37,8 @@ const allowed = {
   redis: ['core', 'channels'],
   // Async iterables and Node streams: core's primitives, with node:stream; no transport.
   stream: ['core'],
+  // RabbitMQ: lag source, permit consumer, confirm publisher over the app's amqplib (typed by shape).
+  amqp: ['core'],
   load: ['core', 'http'],
   sim: ['core'],
   testing: ['core'],
@@ -50,6 +53,7 @@ const allowed = {
     'fastify',
     'client',
     'redis',
+    'amqp',
     'load',
     'sim',
     'testing',
@@ -57,7 +61,7 @@ const allowed = {
   ],
 };
 
-const frameworks = ['express', 'fastify', 'ioredis', 'redis', '@redis/*', 'undici'];
+const frameworks = ['express', 'fastify', 'ioredis', 'redis', '@redis/*', 'undici', 'amqplib'];
 const transports = [
   'node:http',
   'node:https',
@@ -84,7 +88,7 @@ function layerRule(folder) {
       message: `src/${folder} must stay framework- and transport-free; put this in an adapter folder`,
     });
   }
-  if (['express', 'fastify', 'redis', 'stream'].includes(folder)) {
+  if (['express', 'fastify', 'redis', 'stream', 'amqp'].includes(folder)) {
     // …but for the option validators, so every factory words a bad option the same way.
     patterns.push({
       group: ['../core/internal/*', '../../core/internal/*', '!../core/internal/validate.js'],
