@@ -218,11 +218,10 @@ class Keyed implements KeyedTokenBuckets<RateDecision | PromiseLike<RateDecision
 
   openLine(key: string): PacingLine | undefined {
     const ws = this.#waitingStore;
-    const name = this.policy.name;
     if (ws !== undefined) {
       // One key's room stays free for callers that do not wait.
       if (this.#lines.size >= ws.maxKeys - 1) return undefined;
-      ws.pin(name, key);
+      ws.pin(this.policy, key);
     }
     const policy = this.policy;
     const store = this.#store;
@@ -239,7 +238,7 @@ class Keyed implements KeyedTokenBuckets<RateDecision | PromiseLike<RateDecision
           : (n) => ws.serveWaiter(key, n, policy),
       emptied: () => {
         this.#lines.delete(key);
-        ws?.unpin(name, key);
+        ws?.unpin(policy, key);
       },
     });
     this.#lines.set(key, line);

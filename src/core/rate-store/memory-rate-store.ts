@@ -44,9 +44,13 @@ interface BucketState {
 export interface WaitingStore {
   readonly maxKeys: number;
   readonly clock: Clock;
-  pin(name: string, key: string): boolean;
-  unpin(name: string, key: string): void;
-  /** 0 when `n` tokens were taken for a waiter, else the ms until they are due. */
+  pin(policy: RatePolicy, key: string): boolean;
+  /** Unpins `key`, its line empty: what the waiters left above `burst` goes now. */
+  unpin(policy: RatePolicy, key: string): void;
+  /**
+   * 0 when `n` tokens were taken for a waiter, else the ms until they are due. Uncapped: a key
+   * with a line never reaches its cap, and {@link WaitingStore.unpin} applies it.
+   */
   serveWaiter(key: string, n: number, policy: RatePolicy): number;
 }
 
@@ -123,12 +127,15 @@ class MemoryStore implements MemoryRateStore, WaitingStore {
     };
   }
 
-  pin(name: string, key: string): boolean {
-    return this.#byName.get(name)?.pin(key) ?? false;
+  pin(policy: RatePolicy, key: string): boolean {
+    return this.#byName.get(policy.name)?.pin(key) ?? false;
   }
 
-  unpin(name: string, key: string): void {
-    this.#byName.get(name)?.unpin(key);
+  unpin(policy: RatePolicy, key: string): void {
+    const map = this.#byName.get(policy.name);
+    const state = map?.peek(key);
+    if (state !== undefined && state.tokens > policy.burst) state.tokens = policy.burst;
+    map?.unpin(key);
   }
 
   serveWaiter(key: string, n: number, policy: RatePolicy): number {
@@ -145,7 +152,7 @@ class MemoryStore implements MemoryRateStore, WaitingStore {
     const tokens = elapsed > 0 ? state.tokens + elapsed * ratePerMs : state.tokens;
     state.updatedAt = now;
     if (tokens + tokenEpsilon >= n) {
-      state.tokens = Math.min(policy.burst, tokens - n);
+      state.tokens = tokens - n;
       return 0;
     }
     state.tokens = tokens;

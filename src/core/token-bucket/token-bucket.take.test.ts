@@ -1,6 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { createVirtualClock, type VirtualClock } from '../../testing/virtual-clock.js';
+import type { Clock } from '../clock/clock.js';
 import { deadline } from '../deadline/deadline.js';
 import { SpillwayArgumentError } from '../errors/argument-error.js';
 import { RateLimitedError } from '../errors/rate-limited-error.js';
@@ -57,6 +58,29 @@ describe('tokenBucket.take', () => {
     await clock.advance(50); // 2 tokens a millisecond, served on 1 ms ticks: none lost to the cap
     expect(served).toBe(100);
     await Promise.all(all);
+  });
+
+  it('a timer that fires late loses no tokens to the cap: the rate holds', async () => {
+    const clock = createVirtualClock();
+    // Every timer fires 20 ms late, as on a busy event loop.
+    const late: Clock = {
+      now: () => clock.now(),
+      wallNow: () => clock.wallNow(),
+      setTimer: (ms, fn) => clock.setTimer(ms + 20, fn),
+      clearTimer: (handle) => clock.clearTimer(handle),
+      sleep: (ms, signal) => clock.sleep(ms, signal),
+      timeoutSignal: (ms) => clock.timeoutSignal(ms),
+    };
+    const bucket = tokenBucket({ ratePerSec: 1_000, burst: 5, clock: late });
+    bucket.tryTake(5);
+    let served = 0;
+    const all = Array.from({ length: 100 }, () => bucket.take().then(() => served++));
+    await clock.advance(21);
+    expect(served).toBe(21); // all that came due, not burst's worth
+    await clock.advance(100);
+    expect(served).toBe(100);
+    await Promise.all(all);
+    expect(bucket.available).toBeLessThanOrEqual(5);
   });
 
   it('tryTake does not barge while someone waits; its retryAfterMs counts the line', async () => {

@@ -119,6 +119,10 @@ class Bucket implements TokenBucket, PaceHost {
       ratePerMs: this.#ratePerMs,
       tally: this.tally,
       take: (n) => this.#serveWaiter(n),
+      // The line is gone: the bucket holds no more than burst again.
+      emptied: () => {
+        if (this.#tokens > this.burst) this.#tokens = this.burst;
+      },
     });
   }
 
@@ -186,10 +190,10 @@ class Bucket implements TokenBucket, PaceHost {
   }
 
   /**
-   * The line's take for its oldest waiter. While somebody waits the tokens stay below what the
-   * oldest wants (never at the cap), so the refill is counted uncapped and the cap applied after
-   * the grant: the waiter is served as of the moment its tokens were due, and a timer that fires
-   * late (or on the next whole millisecond) does not lose what accrued since to the cap.
+   * The line's take for its oldest waiter. A bucket with a line never reaches its cap (the
+   * tokens go to the waiters as they come), so the refill is counted uncapped and the cap applied
+   * only once the last waiter is served: each waiter is served as of the moment its tokens were
+   * due, and a timer that fires late (or on the next whole millisecond) loses nothing.
    */
   #serveWaiter(n: number): number {
     const now = this.clock.now();
@@ -198,7 +202,7 @@ class Bucket implements TokenBucket, PaceHost {
     this.#updatedAt = now;
     if (tokens + tokenEpsilon >= n) {
       const left = tokens - n;
-      this.#tokens = left < this.burst ? left : this.burst;
+      this.#tokens = left < this.burst || this.tally.waiting > 1 ? left : this.burst;
       return 0;
     }
     this.#tokens = tokens;
