@@ -6,7 +6,7 @@
  * @module
  */
 import { nonNegativeInteger, optionsObject, positiveInteger } from '../core/internal/validate.js';
-import { BoundedMapIterator } from './bounded-map-iterator.js';
+import { BoundedMapIterator, type BoundedMapSettings } from './bounded-map-iterator.js';
 import { functionArgument, iterableArgument, optionalBoolean, optionalSignal } from './validate.js';
 
 /** Options of {@link boundedMap}. */
@@ -85,11 +85,19 @@ export function boundedMap<T, R>(
 ): BoundedMap<Awaited<R>> {
   iterableArgument('source', source);
   functionArgument('fn', fn);
-  const o = optionsObject('boundedMap options', options);
-  return new BoundedMapIterator<T, R>(source, fn, {
+  return new BoundedMapIterator<T, R>(source, fn, boundedMapSettings(options, 'boundedMap'));
+}
+
+/** Validates the options (`signal` too, unless the caller takes it from elsewhere). */
+export function boundedMapSettings(
+  options: BoundedMapOptions,
+  factory: string,
+): BoundedMapSettings {
+  const o = optionsObject(`${factory} options`, options);
+  return {
     concurrency: positiveInteger('concurrency', o.concurrency),
     maxBuffered: nonNegativeInteger('maxBuffered', o.maxBuffered),
     ordered: optionalBoolean('ordered', o.ordered, true),
     signal: optionalSignal('signal', o.signal),
-  });
+  };
 }

@@ -14,3 +14,6 @@ export {
   type BoundedMapOptions,
 } from './bounded-map.js';
 export { writeAll, type WriteAllOptions } from './write-all.js';
+export { limitStage, type LimitStageOptions } from './limit-stage.js';
+export { creditStage } from './credit-stage.js';
+export type { PipelineStage, StageOptions } from './stage.js';
