@@ -17,6 +17,7 @@ const folders = [
   'redis',
   'stream',
   'amqp',
+  'nats',
   'load',
   'sim',
   'testing',
@@ -39,6 +40,8 @@ const allowed = {
   stream: ['core'],
   // RabbitMQ: lag source, permit consumer, confirm publisher over the app's amqplib (typed by shape).
   amqp: ['core'],
+  // NATS JetStream: lag source, permit consumer, typed publisher over the app's client (by shape).
+  nats: ['core'],
   load: ['core', 'http'],
   sim: ['core'],
   testing: ['core'],
@@ -61,7 +64,16 @@ const allowed = {
   ],
 };
 
-const frameworks = ['express', 'fastify', 'ioredis', 'redis', '@redis/*', 'undici', 'amqplib'];
+const frameworks = [
+  'express',
+  'fastify',
+  'ioredis',
+  'redis',
+  '@redis/*',
+  'undici',
+  'amqplib',
+  '@nats-io/*',
+];
 const transports = [
   'node:http',
   'node:https',
@@ -88,7 +100,7 @@ function layerRule(folder) {
       message: `src/${folder} must stay framework- and transport-free; put this in an adapter folder`,
     });
   }
-  if (['express', 'fastify', 'redis', 'stream', 'amqp'].includes(folder)) {
+  if (['express', 'fastify', 'redis', 'stream', 'amqp', 'nats'].includes(folder)) {
     // …but for the option validators, so every factory words a bad option the same way.
     patterns.push({
       group: ['../core/internal/*', '../../core/internal/*', '!../core/internal/validate.js'],

@@ -1,0 +1,335 @@
+/**
+ * A JetStream pull consumer that takes only the work it can finish: each pull asks for as many
+ * messages as the concurrency limit has free permits, each message runs holding one permit with
+ * a signal bound to its deadline, and how the handler ends decides ack, delayed nak or term
+ * (see `settle.ts`). The server never holds more of this consumer's messages than it has
+ * permits, so a slow consumer's backlog stays in the stream, where the lag source can see it.
+ *
+ * @module
+ */
+import { systemClock, type Clock } from '../core/clock/clock.js';
+import { concurrencyLimit } from '../core/concurrency-limit/concurrency-limit.js';
+import type { Permit } from '../core/concurrency-limit/permit.js';
+import type { ConcurrencyLimit } from '../core/concurrency-limit/types.js';
+import { deadline } from '../core/deadline/deadline.js';
+import { Emitter, type Event } from '../core/events/emitter.js';
+import { SpillwayConfigError } from '../core/errors/config-error.js';
+import {
+  clockLike,
+  optionsObject,
+  positiveInteger,
+  positiveNumber,
+} from '../core/internal/validate.js';
+import type { FetchedLike, JetStreamMessageLike, PullConsumerLike } from './nats-like.js';
+import { settle, type HandlerEnd, type NatsSettlement } from './settle.js';
+
+/** What a handler is given besides the message. */
+export interface MessageContext {
+  /** Aborts at the message's deadline: the end of its life (`maxAgeMs`) or of its ack wait. */
+  readonly signal: AbortSignal;
+  /** That deadline, on the consumer's clock (ms). */
+  readonly expiresAt: number;
+}
+
+/** Options of {@link consumeWithPermits}. */
+export interface ConsumeWithPermitsOptions<M extends JetStreamMessageLike> {
+  /** A pull consumer (`await js.consumers.get(stream, durable)`). Required. */
+  readonly consumer: PullConsumerLike<M>;
+  /** Most handlers running at once: a number or a `concurrencyLimit` (fixed or adaptive). Required. */
+  readonly limit: number | ConcurrencyLimit;
+  /**
+   * Does the work. Resolving acks the message; rejecting follows the rule in `settle.ts`: a
+   * refusal with `retryAfterMs` naks with that delay, a plain failure naks after `retryDelayMs`.
+   * Required.
+   */
+  readonly handler: (message: M, context: MessageContext) => unknown;
+  /**
+   * A message older than this (from when the server stored it) is terminated unprocessed, and
+   * a handler still running at that age is abandoned. @default undefined (no age bound)
+   */
+  readonly maxAgeMs?: number | undefined;
+  /** Most messages one pull asks for (fewer when fewer permits are free). @default 100 */
+  readonly batch?: number | undefined;
+  /** How long one pull waits for messages, in ms (the server's minimum is 1 s). @default 5_000 */
+  readonly expiresMs?: number | undefined;
+  /**
+   * Longest a handler may run, in ms, before its message is nak'd and its permit freed.
+   * @default the consumer's `ack_wait` less a tenth (at most 1 s), or 30 s if it has none
+   */
+  readonly handlerTimeoutMs?: number | undefined;
+  /** Redelivery delay after a failure that names none, in ms. @default 1_000 */
+  readonly retryDelayMs?: number | undefined;
+  /** Deliveries a failing message gets before it is terminated `failed`. @default 5 */
+  readonly maxDeliveries?: number | undefined;
+  /** Stops consuming when it aborts (like `stop()`). */
+  readonly signal?: AbortSignal | undefined;
+  /** Where time comes from. @default systemClock */
+  readonly clock?: Clock | undefined;
+}
+
+/** Emitted when a message is settled (only built when somebody listens). */
+export interface SettleEvent<M> {
+  readonly message: M;
+  readonly settlement: NatsSettlement;
+  /** The handler's error, if it failed. */
+  readonly error?: unknown;
+}
+
+/** Counts since the consumer started. */
+export interface PermitConsumerCounts {
+  readonly acked: number;
+  readonly naked: number;
+  readonly termed: number;
+}
+
+/** A running permit consumer. */
+export interface PermitConsumer<M> {
+  /**
+   * Stops pulling, naks (for redelivery now) whatever arrives afterwards, and resolves when
+   * every running handler has settled or passed its deadline. Idempotent.
+   */
+  stop(): Promise<void>;
+  /** Resolves when stopped; rejects if pulling failed five times in a row. */
+  readonly done: Promise<void>;
+  /** Handlers running now (never above the limit). */
+  readonly inFlight: number;
+  readonly counts: PermitConsumerCounts;
+  readonly onSettle: Event<SettleEvent<M>>;
+}
+
+const defaults = { batch: 100, expiresMs: 5_000, retryDelayMs: 1_000, maxDeliveries: 5 } as const;
+/** A free permit is looked for again at least this often, in ms (an adaptive limit may grow). */
+const roomPollMs = 250;
+const maxPullFailures = 5;
+
+function limitOf(limit: unknown, clock: Clock): ConcurrencyLimit {
+  if (typeof limit === 'number') return concurrencyLimit({ limit, clock });
+  const l = limit as Partial<ConcurrencyLimit> | null;
+  if (typeof l?.tryAcquire !== 'function' || typeof l.onRelease !== 'function') {
+    throw new SpillwayConfigError('limit', 'a positive integer or a concurrencyLimit', limit);
+  }
+  return limit as ConcurrencyLimit;
+}
+
+class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
+  readonly #o: ConsumeWithPermitsOptions<M>;
+  readonly #clock: Clock;
+  readonly #limit: ConcurrencyLimit;
+  readonly #batch: number;
+  readonly #expiresMs: number;
+  readonly #retryDelayMs: number;
+  readonly #maxDeliveries: number;
+  readonly #maxAgeMs: number;
+  readonly #settled = new Emitter<SettleEvent<M>>();
+  readonly #stopping = new AbortController();
+  #handlerTimeoutMs = 30_000;
+  #fetched: FetchedLike<M> | undefined;
+  #inFlight = 0;
+  #drained: (() => void) | undefined;
+  #counts = { acked: 0, naked: 0, termed: 0 };
+  readonly done: Promise<void>;
+
+  constructor(o: ConsumeWithPermitsOptions<M>) {
+    this.#o = o;
+    this.#clock = clockLike('clock', o.clock ?? systemClock);
+    this.#limit = limitOf(o.limit, this.#clock);
+    if (typeof o.consumer?.fetch !== 'function') {
+      throw new SpillwayConfigError('consumer', 'a JetStream pull consumer', o.consumer);
+    }
+    if (typeof o.handler !== 'function')
+      throw new SpillwayConfigError('handler', 'a function', o.handler);
+    this.#batch = positiveInteger('batch', o.batch ?? defaults.batch);
+    this.#expiresMs = positiveNumber('expiresMs', o.expiresMs ?? defaults.expiresMs);
+    this.#retryDelayMs = positiveNumber('retryDelayMs', o.retryDelayMs ?? defaults.retryDelayMs);
+    this.#maxDeliveries = positiveInteger(
+      'maxDeliveries',
+      o.maxDeliveries ?? defaults.maxDeliveries,
+    );
+    this.#maxAgeMs = o.maxAgeMs === undefined ? Infinity : positiveNumber('maxAgeMs', o.maxAgeMs);
+    if (o.handlerTimeoutMs !== undefined) {
+      this.#handlerTimeoutMs = positiveNumber('handlerTimeoutMs', o.handlerTimeoutMs);
+    }
+    o.signal?.addEventListener('abort', () => void this.stop(), { once: true });
+    this.done = this.#loop();
+    // `done` is for whoever awaits it; unawaited, a failure must not crash the process.
+    this.done.catch(() => undefined);
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  get counts(): PermitConsumerCounts {
+    return { ...this.#counts };
+  }
+
+  get onSettle(): Event<SettleEvent<M>> {
+    return this.#settled.event;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping.abort();
+    this.#fetched?.stop();
+    await this.done.catch(() => undefined);
+    if (this.#inFlight > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
+  }
+
+  async #loop(): Promise<void> {
+    if (this.#o.handlerTimeoutMs === undefined) await this.#readAckWait();
+    let failures = 0;
+    while (!this.#stopping.signal.aborted) {
+      const permits = await this.#permits();
+      if (permits.length === 0) continue;
+      try {
+        await this.#pull(permits);
+        failures = 0;
+      } catch (error) {
+        if (++failures >= maxPullFailures) {
+          this.#stopping.abort();
+          throw error;
+        }
+        await this.#clock.sleep(this.#retryDelayMs, this.#stopping.signal).catch(() => undefined);
+      } finally {
+        for (const p of permits) p.release('ignored');
+      }
+    }
+  }
+
+  async #readAckWait(): Promise<void> {
+    const info = await this.#o.consumer.info(true).catch(() => undefined);
+    const ackWaitNs = info?.config.ack_wait;
+    if (typeof ackWaitNs === 'number' && ackWaitNs > 0) {
+      const ms = ackWaitNs / 1e6;
+      this.#handlerTimeoutMs = ms - Math.min(1_000, ms / 10);
+    }
+  }
+
+  /** Up to `batch` free permits, waiting (for a release, at most `roomPollMs`) for the first. */
+  async #permits(): Promise<Permit[]> {
+    const permits: Permit[] = [];
+    while (permits.length < this.#batch) {
+      const r = this.#limit.tryAcquire();
+      if (!r.ok) break;
+      permits.push(r.permit);
+    }
+    if (permits.length === 0) await this.#waitForRoom();
+    return permits;
+  }
+
+  #waitForRoom(): Promise<void> {
+    const stopping = this.#stopping.signal;
+    if (stopping.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        sub.dispose();
+        this.#clock.clearTimer(timer);
+        stopping.removeEventListener('abort', done);
+        resolve();
+      };
+      const sub = this.#limit.onRelease(done);
+      const timer = this.#clock.setTimer(roomPollMs, done);
+      stopping.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /** One pull for as many messages as `permits`; each message takes one away. */
+  async #pull(permits: Permit[]): Promise<void> {
+    const fetched = await this.#o.consumer.fetch({
+      max_messages: permits.length,
+      expires: this.#expiresMs,
+    });
+    this.#fetched = fetched;
+    if (this.#stopping.signal.aborted) fetched.stop();
+    try {
+      for await (const message of fetched) {
+        const permit = permits.pop();
+        if (permit === undefined || this.#stopping.signal.aborted) {
+          // Nothing may run now: give it straight back for redelivery.
+          permit?.release('ignored');
+          this.#apply(message, { action: 'nak', delayMs: 0 }, undefined);
+          continue;
+        }
+        this.#start(message, permit);
+      }
+    } finally {
+      this.#fetched = undefined;
+    }
+  }
+
+  #start(message: M, permit: Permit): void {
+    const clock = this.#clock;
+    const now = clock.now();
+    const ageMs = clock.wallNow() - message.info.timestampNanos / 1e6;
+    const lifeEndsAt = now + this.#maxAgeMs - (ageMs > 0 ? ageMs : 0);
+    if (lifeEndsAt <= now) {
+      permit.release('dropped');
+      this.#apply(message, { action: 'term', reason: 'expired' }, undefined);
+      return;
+    }
+    const d = deadline({ expiresAt: Math.min(lifeEndsAt, now + this.#handlerTimeoutMs), clock });
+    this.#inFlight++;
+    let settled = false;
+    const finish = (end: HandlerEnd): void => {
+      if (settled) return;
+      settled = true;
+      d.signal.removeEventListener('abort', onDeadline);
+      d.dispose();
+      const settlement = settle(end, {
+        deliveryCount: message.info.deliveryCount,
+        lifeLeftMs: lifeEndsAt - clock.now(),
+        retryDelayMs: this.#retryDelayMs,
+        maxDeliveries: this.#maxDeliveries,
+      });
+      permit.release(end.ok ? 'ok' : settlement.action === 'nak' ? 'dropped' : 'ignored');
+      if (--this.#inFlight === 0) this.#drained?.();
+      this.#apply(message, settlement, end.ok ? undefined : end.error);
+    };
+    const onDeadline = (): void => finish({ ok: false, error: d.signal.reason, expired: true });
+    d.signal.addEventListener('abort', onDeadline, { once: true });
+    new Promise((resolve) => resolve(this.#o.handler(message, d))).then(
+      () => finish({ ok: true }),
+      (error: unknown) => finish({ ok: false, error, expired: d.signal.aborted }),
+    );
+  }
+
+  #apply(message: M, settlement: NatsSettlement, error: unknown): void {
+    try {
+      if (settlement.action === 'ack') {
+        message.ack();
+        this.#counts.acked++;
+      } else if (settlement.action === 'nak') {
+        message.nak(settlement.delayMs > 0 ? Math.ceil(settlement.delayMs) : undefined);
+        this.#counts.naked++;
+      } else {
+        // No reason on the wire: servers before 2.10 ignore a `+TERM` that carries one, and the
+        // message stays unacknowledged (then is redelivered). The reason is in `onSettle`.
+        message.term();
+        this.#counts.termed++;
+      }
+    } catch {
+      // The connection closed under it: the server redelivers after its ack wait.
+    }
+    if (this.#settled.size > 0) this.#settled.emit({ message, settlement, error });
+  }
+}
+
+/**
+ * Starts consuming. Nothing is fetched beyond free permits, so in-flight handlers never exceed
+ * the limit; a stopped consumer loses nothing (what it held unacknowledged is redelivered).
+ *
+ * @example
+ * const c = consumeWithPermits({
+ *   consumer: await js.consumers.get('ORDERS', 'worker'),
+ *   limit: 16,
+ *   maxAgeMs: 30_000,
+ *   handler: async (m, { signal }) => { await handle(m.json(), { signal }); },
+ * });
+ * // later: await c.stop();
+ */
+export function consumeWithPermits<M extends JetStreamMessageLike>(
+  options: ConsumeWithPermitsOptions<M>,
+): PermitConsumer<M> {
+  return new Consumer(
+    optionsObject('consumeWithPermits options', options) as ConsumeWithPermitsOptions<M>,
+  );
+}
