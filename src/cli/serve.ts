@@ -48,6 +48,11 @@ Options:
                                       the bounded server cancels a query in the database
                                       when its caller's deadline passes or it leaves;
                                       needs the pg package
+  --metrics                           bounded, node: Prometheus metrics of every admission
+                                      decision on /metrics (exempt from admission), through
+                                      spillway/otel; needs @opentelemetry/api,
+                                      @opentelemetry/sdk-metrics and
+                                      @opentelemetry/exporter-prometheus installed
   --redis <url>                       bounded: share the per-client quota across replicas
                                       in this Redis (redis://127.0.0.1:6379); needs ioredis
                                       or redis installed; if Redis is unreachable, it
@@ -63,6 +68,7 @@ numbers from 1 to 1000000.
 
 Endpoints: every path runs one query and answers {"ok":true}; /healthz answers ok;
 /stats answers the process's RSS and peak RSS, the pool's state and the guard's;
+/metrics (with --metrics) answers the guard's metrics in Prometheus's text format;
 /admin/service-ms?ms=300 changes the database's service time from now on (naive, bulkhead
 and bounded on node). The admin route is how the demo slows the database mid-run; it has no
 authentication, so whoever can reach it can slow the server for everyone. That is why a

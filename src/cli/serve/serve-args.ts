@@ -96,6 +96,7 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
         'redis-prefix': { type: 'string', default: 'spillway-serve' },
         replicas: { type: 'string' },
         pg: { type: 'string' },
+        metrics: { type: 'boolean', default: false },
       },
     });
   } catch (error) {
@@ -127,6 +128,11 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
   if (values.redis !== undefined && (mode !== 'bounded' || framework !== 'node')) {
     throw new UsageError('--redis applies to the bounded server on --framework node');
   }
+  if (values.metrics && (mode !== 'bounded' || framework !== 'node')) {
+    throw new UsageError(
+      '--metrics applies to the bounded server on --framework node (the others make no decisions to count)',
+    );
+  }
   const host = values.host;
   // Only the node servers have the admin route; the others have nothing to protect.
   if (framework === 'node' && !isLoopbackHost(host) && !values['allow-remote-admin']) {
@@ -156,6 +162,7 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
               : count('limit', values.limit, connections),
         }),
     ...(values.pg === undefined ? {} : { postgresUrl: postgresUrl(values.pg) }),
+    ...(values.metrics ? { metrics: true } : {}),
     ...(values.redis === undefined
       ? {}
       : {

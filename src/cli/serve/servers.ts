@@ -12,6 +12,7 @@ import type * as Cockatiel from 'cockatiel';
 import { gradientLimit, type RateStore } from '../../index.js';
 import type { AdmissionOptions, RequestContext } from '../../node/index.js';
 import { admission } from '../../node/index.js';
+import { metricsPath, startMetricsEndpoint } from './metrics-endpoint.js';
 import { openRedisClient } from './redis-client.js';
 import { postgresDatabase } from './postgres-database.js';
 import { simulatedDatabase, type SimulatedDatabase } from './simulated-database.js';
@@ -45,6 +46,11 @@ export interface ReferenceOptions {
    * it; the pool then keeps a wait list of its own, as real pools do). @default connections
    */
   readonly limit?: number | 'adaptive';
+  /**
+   * Serve the bounded guard's decisions as Prometheus metrics on `/metrics` (exempt from
+   * admission), through `spillway/otel`; needs the OpenTelemetry packages installed.
+   */
+  readonly metrics?: boolean;
   /**
    * A real PostgreSQL (`postgres://…`) instead of the simulated database: a pool of
    * `connections`, each query a `pg_sleep` of `serviceMs`, cancelled in the database when the
@@ -81,7 +87,12 @@ export function boundedOptions(o: ReferenceOptions, store?: RateStore): Admissio
       return typeof id === 'string' ? id : undefined;
     },
     deadlineMs: 1_000,
-    exempt: ['/healthz', '/stats', '/admin/service-ms'],
+    exempt: [
+      '/healthz',
+      '/stats',
+      '/admin/service-ms',
+      ...(o.metrics === true ? [metricsPath] : []),
+    ],
     penaltyBox: false,
   };
 }
@@ -204,7 +215,16 @@ async function startOver(
     const shared = o.redis === undefined ? undefined : await sharedQuotaStore(o.redis, log);
     closeRedis = shared?.close;
     const guard = admission(boundedOptions(o, shared?.store));
+    const metrics = o.metrics === true ? await startMetricsEndpoint(guard) : undefined;
+    const closeStore = closeRedis;
+    if (metrics !== undefined) {
+      closeRedis = () => {
+        closeStore?.();
+        void metrics.close();
+      };
+    }
     handler = guard.handle(async (req, res, ctx: RequestContext) => {
+      if (metrics !== undefined && req.url === metricsPath) return metrics.handle(req, res);
       if (req.url === '/stats') return void res.end(stats(db, () => guard.stats()));
       if (req.url === '/healthz') return void res.end('ok');
       if (adminRoute(db, req, res)) return;
