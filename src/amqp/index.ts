@@ -17,7 +17,7 @@ export type {
   AmqpQueueInfo,
   ConfirmCallback,
 } from './amqp-like.js';
-export { queueDepth, type QueueDepthOptions, type QueueDepthReading } from './queue-depth.js';
+export { queueDepth, type QueueDepthOptions } from './queue-depth.js';
 export {
   consumeWithPermits,
   type DeadLetterEvent,

@@ -8,6 +8,7 @@
  */
 import { SpillwayConfigError } from '../core/errors/config-error.js';
 import { nonEmptyString, optionsObject } from '../core/internal/validate.js';
+import type { LagReading, ReadLag } from '../core/lag-gate/lag-gate.js';
 import type { AmqpQueueChannel } from './amqp-like.js';
 
 /** Options of {@link queueDepth}. */
@@ -28,19 +29,16 @@ export interface QueueDepthOptions {
   readonly unacked?: (() => number) | undefined;
 }
 
-/** What a read answers: the lag gate's reading (`{ messages }`; AMQP cannot tell ages). */
-export interface QueueDepthReading {
-  readonly messages: number;
-}
-
 /**
- * A `readLag` for `lagGate`: ready messages in `queue`, plus `unacked()`. Each call is one
- * round trip to the broker; the gate calls it at most once per `pollMs`.
+ * A `readLag` for `lagGate`: ready messages in `queue`, plus `unacked()` (no `oldestAgeMs`:
+ * AMQP cannot tell it). Each call is one round trip to the broker; the gate calls it at most
+ * once per `pollMs` and gives up on it after `staleAfterMs` (the broker's answer is then
+ * ignored: `checkQueue` cannot be cancelled).
  *
  * @example
  * const gate = lagGate({ readLag: queueDepth({ channel: probe, queue: 'orders' }), maxLag: 1_000 });
  */
-export function queueDepth(options: QueueDepthOptions): () => Promise<QueueDepthReading> {
+export function queueDepth(options: QueueDepthOptions): ReadLag {
   const o = optionsObject('queueDepth options', options);
   const channel = o.channel;
   if (typeof channel?.checkQueue !== 'function') {
@@ -51,7 +49,7 @@ export function queueDepth(options: QueueDepthOptions): () => Promise<QueueDepth
   if (typeof unacked !== 'function') {
     throw new SpillwayConfigError('unacked', 'a function returning a count', unacked);
   }
-  return async () => {
+  return async (): Promise<LagReading> => {
     const info = await channel.checkQueue(queue);
     const extra = unacked();
     return { messages: info.messageCount + (Number.isFinite(extra) && extra > 0 ? extra : 0) };
