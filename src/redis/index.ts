@@ -32,3 +32,4 @@ export type { FailureKind } from './call-gate.js';
 export type { IoredisLike, NodeRedisLike, RedisClientLike } from './script-client.js';
 export { StoreUnavailableError } from './store-unavailable-error.js';
 export { redisKey } from './keys.js';
+export { redisStreamLag, type RedisStreamLagOptions } from './stream-lag.js';
