@@ -13,10 +13,12 @@ import {
   DependencyUnreachableError,
   QueueFullError,
   QueueTimeoutError,
+  RateLimitedError,
   RetryBudgetExhaustedError,
   ShedError,
   SpillwayArgumentError,
   ThrottledError,
+  WaitLineFullError,
 } from '../src/index.js';
 import * as client from '../src/client/index.js';
 import { root } from './helpers/markdown-blocks.js';
@@ -35,6 +37,8 @@ const instances: Record<string, () => Error> = {
   QueueFullError: () => new QueueFullError(),
   QueueTimeoutError: () => new QueueTimeoutError(),
   ShedError: () => new ShedError(),
+  RateLimitedError: () => new RateLimitedError(1_000),
+  WaitLineFullError: () => new WaitLineFullError({ maxWaiting: 1 }),
   SpillwayArgumentError: () => new SpillwayArgumentError('deadline', 'a number', 'soon'),
 };
 

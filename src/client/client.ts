@@ -20,6 +20,7 @@ import {
   type CircuitBreaker,
   type ConcurrencyLimit,
   type RetryBudget,
+  type TokenBucket,
 } from '../index.js';
 import { retryAfterFailure } from '../core/internal/owned.js';
 import { capOutcomes, newAttempt, armAttempt, judge } from './attempt.js';
@@ -37,6 +38,7 @@ export class Client implements Dependency {
   readonly breaker: CircuitBreaker | undefined;
   readonly throttle: AdaptiveThrottle | undefined;
   readonly limiter: ConcurrencyLimit;
+  readonly pace: TokenBucket | undefined;
   readonly #s: Settings;
 
   constructor(settings: Settings) {
@@ -46,6 +48,7 @@ export class Client implements Dependency {
     this.breaker = settings.breaker;
     this.throttle = settings.throttle;
     this.limiter = settings.limiter;
+    this.pace = settings.pace;
   }
 
   get active(): number {
@@ -96,13 +99,13 @@ export class Client implements Dependency {
   }
 
   /**
-   * One attempt, up to the cap's answer: the caller's deadline → the breaker → a place under
-   * the cap. Never throws: a failure rejects, or hands the first attempt to the retry loop.
+   * One attempt, up to the cap's answer: the caller's deadline → the breaker → (paced: a token)
+   * → a place under the cap. Never throws: a failure rejects, or hands the first attempt to the
+   * retry loop.
    */
   #attempt<T>(call: CallState<T>, number: number): Promise<T> {
     const s = this.#s;
     const attempt = newAttempt(call, number);
-    let acquired: AcquireResult | Promise<AcquireResult> | undefined;
     try {
       const expiresAt = call.expiresAt;
       if (call.signal?.aborted === true) throw call.signal.reason;
@@ -110,24 +113,65 @@ export class Client implements Dependency {
       if (expiresAt !== Infinity && expiresAt <= s.clock.now()) throw new DeadlineExceededError();
       const refused = s.breakerGate?.enter(attempt, s.name);
       if (refused !== undefined) throw refused;
-      const limiter = s.limiter;
-      // A free slot is taken at once (without a permit object when nothing needs one); only a
-      // wait in line costs a promise.
-      if (limiter.takeSlot()) attempt.slot = true;
-      else if (limiter.queued === 0 && limiter.active < limiter.limit) {
-        acquired = limiter.tryAcquire();
-      } else {
-        acquired = limiter.acquire({
-          signal: call.signal,
-          criticality: call.criticality,
-          deadline: expiresAt,
-        });
-      }
     } catch (error) {
       return this.#failed(attempt, error, call.signal?.aborted === true ? 'caller' : 'local');
     }
+    if (s.pace !== undefined) return this.#paced(attempt);
+    return this.#capped(attempt);
+  }
+
+  /** The rest of an attempt from the cap on: a place under it, then {@link #granted}. */
+  #capped<T>(attempt: Attempt<T>): Promise<T> {
+    let acquired: AcquireResult | Promise<AcquireResult> | undefined;
+    try {
+      acquired = this.#cap(attempt);
+    } catch (error) {
+      const verdict = attempt.call.signal?.aborted === true ? 'caller' : 'local';
+      return this.#failed(attempt, error, verdict);
+    }
     if (acquired instanceof Promise) return acquired.then((a) => this.#granted(attempt, a));
     return this.#granted(attempt, acquired);
+  }
+
+  /**
+   * A paced attempt: a token from the dependency's own rate first, in line, then a place under
+   * the cap — so no slot is held while it waits for its turn.
+   */
+  #paced<T>(attempt: Attempt<T>): Promise<T> {
+    const s = this.#s;
+    const call = attempt.call;
+    const expiresAt = call.expiresAt;
+    return s
+      .pace!.take({
+        signal: call.signal,
+        maxWaitMs: s.maxPaceWaitMs,
+        deadline: expiresAt === Infinity ? undefined : expiresAt,
+      })
+      .then(
+        () => this.#capped(attempt),
+        (error: unknown) =>
+          this.#failed(attempt, error, call.signal?.aborted === true ? 'caller' : 'local'),
+      );
+  }
+
+  /**
+   * A place under the cap: `undefined` when a free slot was taken at once (without a permit
+   * object when nothing needs one), the permit's answer otherwise; only a wait in line costs a
+   * promise.
+   */
+  #cap(attempt: Attempt<unknown>): AcquireResult | Promise<AcquireResult> | undefined {
+    const call = attempt.call;
+    const limiter = this.#s.limiter;
+    if (limiter.takeSlot()) {
+      attempt.slot = true;
+      return undefined;
+    }
+    if (limiter.queued === 0 && limiter.active < limiter.limit) return limiter.tryAcquire();
+    return limiter.acquire({
+      signal: call.signal,
+      criticality: call.criticality,
+      deadline: call.expiresAt,
+    });
   }
 
   /**

@@ -98,6 +98,24 @@ const cases: Record<string, () => unknown> = {
     void dep.fetch(url);
     return caught(dep.fetch(url));
   },
+  RateLimitedError: async () => {
+    // Paced at 1 a second: the second call would wait longer than maxQueueWaitMs allows.
+    const dep = bare({ clock: createVirtualClock(), ratePerSec: 1, maxQueueWaitMs: 10 });
+    void dep.fetch(url);
+    return caught(dep.fetch(url));
+  },
+  WaitLineFullError: async () => {
+    // Paced, with a line of one: the third call finds it full.
+    const dep = bare({
+      clock: createVirtualClock(),
+      ratePerSec: 1,
+      maxQueue: 1,
+      maxQueueWaitMs: 10_000,
+    });
+    void dep.fetch(url);
+    void dep.fetch(url);
+    return caught(dep.fetch(url));
+  },
   QueueTimeoutError: async () => {
     const clock = createVirtualClock();
     const dep = bare({ clock, limit: 1, maxQueue: 1, maxQueueWaitMs: 10 });

@@ -12,6 +12,7 @@ import {
   retryBudget,
   SpillwayConfigError,
   systemClock,
+  tokenBucket,
   type AdaptiveThrottle,
   type Backoff,
   type CircuitBreaker,
@@ -19,6 +20,7 @@ import {
   type Clock,
   type RetryBudget,
   type RetryBudgetOptions,
+  type TokenBucket,
 } from '../index.js';
 import { headerNamesOf, type HeaderNames } from '../http/index.js';
 import {
@@ -36,6 +38,9 @@ export interface Settings {
   readonly name: string;
   readonly clock: Clock;
   readonly limiter: OwnedConcurrencyLimit;
+  /** The bucket pacing attempts (`ratePerSec`), and the longest wait for one of its tokens. */
+  readonly pace: TokenBucket | undefined;
+  readonly maxPaceWaitMs: number;
   readonly maxAttempts: number;
   readonly backoff: Backoff;
   readonly budget: RetryBudget;
@@ -79,6 +84,7 @@ export function settingsOf(options: DependencyOptions): Settings {
     maxQueueWaitMs: o.maxQueueWaitMs ?? defaults.maxQueueWaitMs,
     clock,
   });
+  const pace = paceOf(o, clock);
   const { maxAttempts, backoff } = retryOf(o.retry);
   const budget = isRetryBudget(o.budget)
     ? o.budget
@@ -127,6 +133,8 @@ export function settingsOf(options: DependencyOptions): Settings {
     name: o.name,
     clock,
     limiter,
+    pace,
+    maxPaceWaitMs: o.maxQueueWaitMs ?? defaults.maxQueueWaitMs,
     maxAttempts,
     backoff,
     budget,
@@ -141,6 +149,25 @@ export function settingsOf(options: DependencyOptions): Settings {
     baseUrl: baseUrlOf(o.baseUrl),
     names: headerNamesOf(o.headerNames),
   };
+}
+
+/**
+ * The bucket pacing attempts, from `ratePerSec` and `burst` (its line as long as the cap's);
+ * `undefined` when not paced. The bucket names a bad rate or burst itself.
+ */
+function paceOf(o: DependencyOptions, clock: Clock): TokenBucket | undefined {
+  if (o.ratePerSec === undefined) {
+    if (o.burst !== undefined) {
+      throw new SpillwayConfigError('burst', 'given only with ratePerSec', o.burst);
+    }
+    return undefined;
+  }
+  return tokenBucket({
+    ratePerSec: o.ratePerSec,
+    burst: o.burst ?? 1,
+    maxWaiting: o.maxQueue ?? defaults.maxQueue,
+    clock,
+  });
 }
 
 /** Attempts in all and the backoff between them, from the `retry` option. */

@@ -17,6 +17,7 @@ import type {
   LimitSource,
   RetryBudget,
   RetryBudgetOptions,
+  TokenBucket,
 } from '../index.js';
 import type { HeaderNames } from '../http/index.js';
 
@@ -40,10 +41,19 @@ export interface DependencyOptions {
    * every decision (adaptive limits). @default 64
    */
   readonly limit?: number | LimitSource;
-  /** Most calls waiting for a slot; more are refused at once. @default 64 */
+  /** Most calls waiting for a slot (and, when paced, for a token); more are refused at once. @default 64 */
   readonly maxQueue?: number;
   /** Longest wait for a slot, in ms (the deadline, if shorter, wins). @default 1_000 */
   readonly maxQueueWaitMs?: number;
+  /**
+   * Paces attempts to this many per second (a third-party API's published rate): each attempt,
+   * retries included, takes a token from a bucket of `burst` before it takes a slot, waiting
+   * in line (in arrival order) as long as `maxQueueWaitMs` and the deadline allow; a wait that
+   * would outlast them is refused at once with `RateLimitedError`. @default undefined (not paced)
+   */
+  readonly ratePerSec?: number | undefined;
+  /** With `ratePerSec`: attempts that may go at once after a quiet spell. @default 1 */
+  readonly burst?: number | undefined;
   /** Retry settings, or `false` for a single attempt. @default { maxAttempts: 3 } */
   readonly retry?: DependencyRetryOptions | false;
   /**
@@ -142,6 +152,8 @@ export interface Dependency {
   readonly throttle: AdaptiveThrottle | undefined;
   /** The cap on calls in flight. */
   readonly limiter: ConcurrencyLimit;
+  /** The bucket pacing attempts, with `ratePerSec`. */
+  readonly pace: TokenBucket | undefined;
   /** Calls in flight now. */
   readonly active: number;
   /** Calls waiting for a slot now. */

@@ -6,6 +6,7 @@
  * @module
  */
 import { errorCodes } from './codes.js';
+import type { RetrySignal } from './overloaded-error.js';
 import { SpillwayError, type SpillwayErrorOptions } from './spillway-error.js';
 
 /** Options of {@link WaitLineFullError}. */
@@ -19,6 +20,11 @@ export interface WaitLineFullErrorOptions extends SpillwayErrorOptions {
 /** A line of waiters was full; the caller did not join it and nothing was taken. */
 export class WaitLineFullError extends SpillwayError {
   static override readonly code = errorCodes.waitLineFull;
+  /**
+   * Always `later`: the line drains at its own pace, so a caller passing this error up (a
+   * paced `dependency()`, say) tells its own caller to come back, not to give up.
+   */
+  readonly signal: RetrySignal = 'later';
   /** The bound that was hit (`maxWaiting`). */
   readonly maxWaiting: number;
   /** Milliseconds until the line ahead would have been served, when known (pacing). */
