@@ -1,14 +1,16 @@
 /**
- * The iterator behind `boundedMap`. It pulls from the source only while a slot is free and the
- * items it holds (running or done, not yet taken) leave room, keeps the done results in one
- * ring of `concurrency + maxBuffered` places (in source order when `ordered`), and on the first
- * failure or an early exit stops pulling, aborts the calls in flight, waits for them to settle,
- * closes the source, and only then answers the consumer.
+ * The iterator behind `boundedMap`. It pulls from the source (a `PulledSource`) only while a
+ * slot is free and the items it holds (running or done, not yet taken) leave room, keeps the
+ * done results in a `ResultRing` of `concurrency + maxBuffered` places (in source order when
+ * `ordered`), and on the first failure or an early exit stops pulling, aborts the calls in
+ * flight, waits for them to settle, closes the source, and only then answers the consumer.
  *
  * @module
  */
 import { setMaxListeners } from 'node:events';
 import type { BoundedMap, BoundedMapFn } from './bounded-map.js';
+import { PulledSource } from './pulled-source.js';
+import { ResultRing } from './result-ring.js';
 
 /** The validated options. */
 export interface BoundedMapSettings {
@@ -42,30 +44,19 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 type State = 'idle' | 'running' | 'stopping' | 'stopped';
 
 export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
-  readonly #source: AsyncIterable<T> | Iterable<T>;
+  readonly #source: PulledSource<T>;
   readonly #fn: BoundedMapFn<T, R>;
   readonly #concurrency: number;
   readonly #capacity: number;
-  readonly #ordered: boolean;
   readonly #signal: AbortSignal | undefined;
   readonly #controller = new AbortController();
   readonly #context: { readonly signal: AbortSignal };
-  #iterator: Iterator<T> | AsyncIterator<T> | undefined;
-  #sync = false;
   #state: State = 'idle';
-  #pulling = false;
-  #sourceDone = false;
   #filling = false;
   #waking = false;
   #listening = false;
   #running = 0;
-  #buffered = 0;
-  // A ring of `capacity` places. Ordered: an item takes place `tail` when pulled and is ready
-  // once done; unordered: a result takes place `tail` when done. `head` is taken next.
-  readonly #results: unknown[] = [];
-  readonly #ready: boolean[] = [];
-  #head = 0;
-  #tail = 0;
+  readonly #results: ResultRing;
   readonly #waiters: Waiter<Awaited<R>>[] = [];
   #failed = false;
   #error: unknown;
@@ -81,11 +72,14 @@ export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
     fn: BoundedMapFn<T, R>,
     settings: BoundedMapSettings,
   ) {
-    this.#source = source;
+    this.#source = new PulledSource(source, {
+      onStep: this.#onPulled,
+      onError: this.#onPullFailed,
+    });
     this.#fn = fn;
     this.#concurrency = settings.concurrency;
     this.#capacity = settings.concurrency + settings.maxBuffered;
-    this.#ordered = settings.ordered;
+    this.#results = new ResultRing(this.#capacity, settings.ordered);
     this.#signal = settings.signal;
     this.#context = Object.freeze({ signal: this.#controller.signal });
     // Each call in flight may listen to the shared signal once; more than that is a real leak.
@@ -97,7 +91,7 @@ export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
   }
 
   get buffered(): number {
-    return this.#buffered;
+    return this.#results.size;
   }
 
   [Symbol.asyncIterator](): this {
@@ -141,15 +135,8 @@ export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
   #start(): void {
     this.#state = 'running';
     try {
-      const s = this.#source as AsyncIterable<T> & Iterable<T>;
-      if (typeof s[Symbol.asyncIterator] === 'function') {
-        this.#iterator = s[Symbol.asyncIterator]();
-      } else {
-        this.#iterator = s[Symbol.iterator]();
-        this.#sync = true;
-      }
+      this.#source.open();
     } catch (error) {
-      this.#sourceDone = true;
       this.#fail(error);
       return;
     }
@@ -175,19 +162,12 @@ export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
       }
       return done;
     }
-    if (this.#buffered > 0) {
-      const place = this.#head % this.#capacity;
-      if (!this.#ordered || this.#ready[place] === true) {
-        const value = this.#results[place] as Awaited<R>;
-        this.#results[place] = undefined;
-        this.#ready[place] = false;
-        this.#head++;
-        this.#buffered--;
-        this.#fill();
-        return { done: false, value };
-      }
+    if (this.#results.canTake()) {
+      const value = this.#results.take() as Awaited<R>;
+      this.#fill();
+      return { done: false, value };
     }
-    if (this.#sourceDone && this.#running === 0 && this.#buffered === 0) {
+    if (this.#source.finished && this.#running === 0 && this.#results.size === 0) {
       this.#state = 'stopped';
       this.#unlisten();
       return done;
@@ -219,10 +199,10 @@ export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
   #canPull(): boolean {
     return (
       this.#state === 'running' &&
-      !this.#pulling &&
-      !this.#sourceDone &&
+      !this.#source.pulling &&
+      !this.#source.finished &&
       this.#running < this.#concurrency &&
-      this.#running + this.#buffered < this.#capacity
+      this.#running + this.#results.size < this.#capacity
     );
   }
 
@@ -232,32 +212,22 @@ export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
     this.#filling = true;
     try {
       while (this.#canPull()) {
-        if (this.#sync) {
-          let step: IteratorResult<T>;
-          try {
-            step = (this.#iterator as Iterator<T>).next();
-          } catch (error) {
-            this.#sourceDone = true;
-            this.#fail(error);
-            return;
-          }
-          if (step.done === true) {
-            this.#sourceEnded();
-            return;
-          }
-          this.#run(step.value);
-        } else {
-          this.#pulling = true;
-          let pending: PromiseLike<IteratorResult<T>> | IteratorResult<T>;
-          try {
-            pending = (this.#iterator as AsyncIterator<T>).next();
-          } catch (error) {
-            this.#onPullFailed(error);
-            return;
-          }
-          Promise.resolve(pending).then(this.#onPulled, this.#onPullFailed);
+        if (!this.#source.sync) {
+          this.#source.pull(); // answers #onPulled or #onPullFailed
           return;
         }
+        let step: IteratorResult<T>;
+        try {
+          step = this.#source.next();
+        } catch (error) {
+          this.#fail(error);
+          return;
+        }
+        if (step.done === true) {
+          this.#sourceEnded();
+          return;
+        }
+        this.#run(step.value);
       }
     } finally {
       this.#filling = false;
@@ -265,10 +235,8 @@ export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
   }
 
   readonly #onPulled = (step: IteratorResult<T>): void => {
-    this.#pulling = false;
     if (this.#state !== 'running') {
       // Stopping: the item is dropped unstarted.
-      if (step.done === true) this.#sourceDone = true;
       this.#maybeTornDown();
       return;
     }
@@ -281,21 +249,18 @@ export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
   };
 
   readonly #onPullFailed = (error: unknown): void => {
-    this.#pulling = false;
-    this.#sourceDone = true; // a source that threw is finished: it is not closed again
     if (this.#state !== 'running') this.#maybeTornDown();
     else this.#fail(error);
   };
 
   #sourceEnded(): void {
-    this.#sourceDone = true;
     if (this.#running === 0) this.#unlisten();
     this.#wake();
   }
 
   #run(item: T): void {
     this.#running++;
-    const place = this.#ordered ? this.#tail++ : 0;
+    const place = this.#results.reserve();
     let result: R | PromiseLike<R>;
     try {
       result = this.#fn(item, this.#context);
@@ -304,12 +269,8 @@ export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
       return;
     }
     if (!isThenable(result)) this.#done(place, result);
-    else if (this.#ordered) {
-      Promise.resolve(result).then((value) => this.#done(place, value), this.#onFnFailed);
-    } else Promise.resolve(result).then(this.#onUnorderedDone, this.#onFnFailed);
+    else Promise.resolve(result).then((value) => this.#done(place, value), this.#onFnFailed);
   }
-
-  readonly #onUnorderedDone = (value: unknown): void => this.#done(0, value);
 
   #done(place: number, value: unknown): void {
     this.#running--;
@@ -317,11 +278,8 @@ export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
       this.#maybeTornDown();
       return;
     }
-    const at = (this.#ordered ? place : this.#tail++) % this.#capacity;
-    this.#results[at] = value;
-    this.#ready[at] = true;
-    this.#buffered++;
-    if (this.#sourceDone && this.#running === 0) this.#unlisten();
+    this.#results.put(place, value);
+    if (this.#source.finished && this.#running === 0) this.#unlisten();
     this.#wake();
     this.#fill();
   }
@@ -345,9 +303,7 @@ export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
   #stop(reason: unknown): Promise<void> {
     this.#state = 'stopping';
     this.#unlisten();
-    this.#results.length = 0;
-    this.#ready.length = 0;
-    this.#buffered = 0;
+    this.#results.clear();
     this.#teardown = new Promise((resolve) => (this.#tornDown = resolve));
     // An early return aborts with the platform's AbortError; a failure with itself.
     if (reason === undefined) this.#controller.abort();
@@ -358,24 +314,15 @@ export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
 
   /** Once nothing runs and no pull is pending, closes the source (unless it ended or threw). */
   #maybeTornDown(): void {
-    if (this.#state !== 'stopping' || this.#running > 0 || this.#pulling || this.#closing) return;
-    this.#closing = true;
-    const iterator = this.#iterator;
-    if (this.#sourceDone || iterator?.return === undefined) {
-      this.#stopped();
+    if (this.#state !== 'stopping' || this.#running > 0 || this.#source.pulling || this.#closing) {
       return;
     }
-    try {
-      Promise.resolve(iterator.return()).then(this.#stopped, (error: unknown) => {
-        this.#closeFailed = true;
-        this.#closeError = error;
-        this.#stopped();
-      });
-    } catch (error) {
+    this.#closing = true;
+    this.#source.close().then(this.#stopped, (error: unknown) => {
       this.#closeFailed = true;
       this.#closeError = error;
       this.#stopped();
-    }
+    });
   }
 
   readonly #stopped = (): void => {
