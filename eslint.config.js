@@ -43,7 +43,8 @@ const allowed = {
   // NATS JetStream: lag source, permit consumer, typed publisher over the app's client (by shape).
   nats: ['core'],
   load: ['core', 'http'],
-  sim: ['core'],
+  // The simulator runs the real caller (client) and passes refusals up as the guard would (http).
+  sim: ['core', 'http', 'client'],
   testing: ['core'],
   // Metrics and trace marks from the channels; guards and dependencies only as types to observe.
   otel: ['core', 'http', 'channels', 'node', 'client'],
