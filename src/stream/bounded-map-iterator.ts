@@ -8,17 +8,9 @@
  * @module
  */
 import { setMaxListeners } from 'node:events';
-import type { BoundedMap, BoundedMapFn } from './bounded-map.js';
+import type { BoundedMap, BoundedMapFn, BoundedMapSettings } from './bounded-map-types.js';
 import { PulledSource } from './pulled-source.js';
 import { ResultRing } from './result-ring.js';
-
-/** The validated options. */
-export interface BoundedMapSettings {
-  readonly concurrency: number;
-  readonly maxBuffered: number;
-  readonly ordered: boolean;
-  readonly signal: AbortSignal | undefined;
-}
 
 interface Waiter<R> {
   resolve(result: IteratorResult<R>): void;

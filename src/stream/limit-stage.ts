@@ -10,7 +10,8 @@ import type { ConcurrencyLimit } from '../core/concurrency-limit/types.js';
 import { SpillwayConfigError } from '../core/errors/config-error.js';
 import { optionsObject } from '../core/internal/validate.js';
 import { BoundedMapIterator } from './bounded-map-iterator.js';
-import { boundedMapSettings, type BoundedMapFn, type BoundedMapOptions } from './bounded-map.js';
+import { boundedMapSettings } from './bounded-map.js';
+import type { BoundedMapFn, BoundedMapOptions } from './bounded-map-types.js';
 import type { PipelineStage } from './stage.js';
 import { functionArgument } from './validate.js';
 
