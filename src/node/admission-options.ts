@@ -36,6 +36,13 @@ export interface AdmissionOptions extends RouteSettings {
    * front of this server, `true` for one (see `clientAddress`). @default false
    */
   readonly trustProxy?: TrustProxy;
+  /**
+   * For the default key: the bits of an IPv6 client address that name the client, so one that
+   * rotates through the addresses of its prefix keeps one quota (see `clientKey`). From 1 to
+   * 128; 128 keys every address apart. IPv4 addresses (and IPv4-mapped ones) are keyed whole.
+   * @default 56 (what express-rate-limit 8 uses: a subscriber's usual delegation)
+   */
+  readonly ipv6Prefix?: number;
   /** Paths that are never counted or limited. @default ['/healthz', '/readyz', '/livez'] */
   readonly exempt?: readonly string[];
   /** Per-route settings, tried in order after exact paths. */
@@ -81,6 +88,7 @@ export interface GuardSettings {
   readonly exempt: ReadonlySet<string>;
   readonly key: ((req: IncomingMessage) => string | undefined) | undefined;
   readonly trustProxy: TrustProxy;
+  readonly ipv6Prefix: number;
   readonly capacitySignal: 'later' | 'elsewhere';
   readonly box: PenaltyBox | undefined;
   readonly onError: (error: unknown, req: IncomingMessage) => void;
@@ -113,6 +121,10 @@ export function guardSettings(o: AdmissionOptions): GuardSettings {
       trustProxy,
     );
   }
+  const ipv6Prefix = o.ipv6Prefix ?? 56;
+  if (!Number.isInteger(ipv6Prefix) || ipv6Prefix < 1 || ipv6Prefix > 128) {
+    throw new SpillwayConfigError('ipv6Prefix', 'a whole number of bits from 1 to 128', ipv6Prefix);
+  }
   const capacitySignal = o.capacitySignal ?? 'later';
   if (capacitySignal !== 'later' && capacitySignal !== 'elsewhere') {
     throw new SpillwayConfigError('capacitySignal', "'later' or 'elsewhere'", capacitySignal);
@@ -131,6 +143,7 @@ export function guardSettings(o: AdmissionOptions): GuardSettings {
     exempt: new Set(exempt),
     key: o.key,
     trustProxy,
+    ipv6Prefix,
     capacitySignal,
     box,
     onError: o.onError ?? logFailure,

@@ -31,7 +31,7 @@ import {
   quotaChannel,
   releaseChannel,
 } from '../channels/channels.js';
-import { clientAddress } from './client-address.js';
+import { clientAddress, clientKey } from './client-address.js';
 import {
   publishAdmitted,
   publishQuota,
@@ -270,7 +270,7 @@ export class Checks implements Landing<AdmitResult> {
       const k = custom(p.req);
       if (typeof k === 'string' && k.length > 0 && k.length <= 256) return (p.key = k);
     }
-    return (p.key = clientAddress(p.req, this.#s.trustProxy));
+    return (p.key = clientKey(clientAddress(p.req, this.#s.trustProxy), this.#s.ipv6Prefix));
   }
 
   /**

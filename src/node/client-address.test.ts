@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clientAddress, type TrustProxy } from './client-address.js';
+import { clientAddress, clientKey, type TrustProxy } from './client-address.js';
 
 const socketAddress = '10.0.0.1';
 
@@ -118,3 +118,54 @@ function normalised(address: string): string {
   const lower = address.toLowerCase();
   return /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower)?.[1] ?? lower;
 }
+
+describe('clientKey', () => {
+  it('keys an IPv6 client by its /56: addresses rotating inside it share a key', () => {
+    const inside = [
+      '2001:db8:1:1200::1',
+      '2001:db8:1:12ff:ffff:ffff:ffff:ffff',
+      '2001:db8:1:1234::abcd',
+    ];
+    const keys = new Set(inside.map((a) => clientKey(a, 56)));
+    expect([...keys]).toEqual(['2001:db8:1:1200:0:0:0:0/56']);
+    // One bit past the prefix's end is another subscriber.
+    expect(clientKey('2001:db8:1:1300::1', 56)).not.toBe(clientKey('2001:db8:1:1200::1', 56));
+    expect(clientKey('2001:db8:2:1200::1', 56)).not.toBe(clientKey('2001:db8:1:1200::1', 56));
+  });
+
+  it('takes other prefixes, 128 keeping every address apart', () => {
+    expect(clientKey('2001:db8:1:1234::abcd', 64)).toBe('2001:db8:1:1234:0:0:0:0/64');
+    expect(clientKey('2001:db8:1:1234::abcd', 128)).toBe('2001:db8:1:1234:0:0:0:abcd/128');
+    expect(clientKey('2001:db8:1:1234::abcd', 1)).toBe('0:0:0:0:0:0:0:0/1');
+    expect(clientKey('::1', 56)).toBe('0:0:0:0:0:0:0:0/56');
+    expect(clientKey('64:ff9b::192.0.2.1', 128)).toBe('64:ff9b:0:0:0:0:c000:201/128');
+  });
+
+  it('leaves IPv4 addresses, and anything that is not IPv6, as they are', () => {
+    expect(clientKey('203.0.113.9', 56)).toBe('203.0.113.9');
+    expect(clientKey('unknown', 56)).toBe('unknown');
+    expect(clientKey('not:an:address', 56)).toBe('not:an:address');
+  });
+
+  it('sees an IPv4 client of a dual-stack server as its IPv4 address', () => {
+    const req = {
+      socket: { remoteAddress: '::ffff:198.51.100.7' },
+      headers: {},
+    } as unknown as IncomingMessage;
+    expect(clientKey(clientAddress(req, false), 56)).toBe('198.51.100.7');
+  });
+
+  it('property: every address of a /56 has the key of its first address', () => {
+    const group = fc.integer({ min: 0, max: 0xffff });
+    fc.assert(
+      fc.property(fc.array(group, { minLength: 8, maxLength: 8 }), (g) => {
+        const address = g.map((x) => x.toString(16)).join(':');
+        const first = [g[0], g[1], g[2], g[3]! & 0xff00, 0, 0, 0, 0]
+          .map((x) => x!.toString(16))
+          .join(':');
+        expect(clientKey(address, 56)).toBe(clientKey(first, 56));
+        expect(clientKey(address, 56)).toBe(`${first}/56`);
+      }),
+    );
+  });
+});

@@ -34,21 +34,23 @@ interface PeerCache {
 }
 
 /**
- * The socket's remote address. `remoteAddress` asks the socket's handle on every read, through
+ * The socket's remote address, an IPv4-mapped one (`::ffff:1.2.3.4`, what a dual-stack server
+ * sees of IPv4 clients) as its IPv4 form. `remoteAddress` asks the socket's handle on every read, through
  * two getters whose symbol-keyed loads V8 cannot specialise (a visible share of a refusal's
  * cost: S8 in BENCHMARKS.md); once asked, node:net keeps the answer on the socket and returns that same
  * object from then on, so read it there and ask only when it is not yet there.
  */
 function peerAddress(req: IncomingMessage): string {
   const socket = req.socket;
-  const address = (socket as unknown as PeerCache)._peername?.address;
-  return typeof address === 'string' ? address : (socket.remoteAddress ?? 'unknown');
+  const cached = (socket as unknown as PeerCache)._peername?.address;
+  const address = typeof cached === 'string' ? cached : (socket.remoteAddress ?? 'unknown');
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
 }
 
 /**
  * The client address of `req` under `trustProxy`: the socket's address, or the forwarded
- * address at the trusted position when that is an IP address. Forwarded addresses are
- * normalised: a port (`1.2.3.4:80`, `[2001:db8::1]:80`) and brackets are dropped, IPv6 is
+ * address at the trusted position when that is an IP address. An IPv4-mapped socket address
+ * becomes its IPv4 form. Forwarded addresses are normalised: a port (`1.2.3.4:80`, `[2001:db8::1]:80`) and brackets are dropped, IPv6 is
  * lower-cased, and an IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) becomes its IPv4 form.
  */
 export function clientAddress(req: IncomingMessage, trustProxy: TrustProxy): string {
@@ -104,4 +106,49 @@ function normalAddress(text: string): string | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * The client key of an address from {@link clientAddress}: an IPv4 address as it is; an IPv6
+ * address as its network of `ipv6Prefix` bits (`2001:db8:0:1200:0:0:0:0/56` for any address in
+ * that /56), because one subscriber is handed a whole prefix (a /56 or a /64, often) and can
+ * rotate through its addresses at will — keyed per address, each would get a fresh quota.
+ * `ipv6Prefix` 128 keys each address apart. Anything that is not an IPv6 address (`unknown`)
+ * is returned as it is.
+ */
+export function clientKey(address: string, ipv6Prefix: number): string {
+  if (!address.includes(':')) return address;
+  const groups = ipv6Groups(address);
+  if (groups === undefined) return address;
+  let text = '';
+  for (let i = 0; i < 8; i++) {
+    const bits = Math.min(Math.max(ipv6Prefix - 16 * i, 0), 16);
+    const masked = groups[i]! & ((0xffff << (16 - bits)) & 0xffff);
+    text += (i === 0 ? '' : ':') + masked.toString(16);
+  }
+  return `${text}/${ipv6Prefix}`;
+}
+
+/** The eight 16-bit groups of an IPv6 address in text, or undefined if it is not one. */
+function ipv6Groups(address: string): number[] | undefined {
+  if (isIP(address) !== 6) return undefined;
+  const halves = address.split('::');
+  const parse = (part: string): number[] => {
+    if (part === '') return [];
+    const out: number[] = [];
+    for (const piece of part.split(':')) {
+      if (piece.includes('.')) {
+        // An IPv4 tail (`64:ff9b::192.0.2.1`): its four bytes are the last two groups.
+        const [a, b, c, d] = piece.split('.').map(Number) as [number, number, number, number];
+        out.push((a << 8) | b, (c << 8) | d);
+      } else {
+        out.push(parseInt(piece, 16));
+      }
+    }
+    return out;
+  };
+  const head = parse(halves[0]!);
+  if (halves.length === 1) return head.length === 8 ? head : undefined;
+  const tail = parse(halves[1]!);
+  return [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
 }

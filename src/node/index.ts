@@ -10,7 +10,7 @@ export type { AdmissionOptions } from './admission-options.js';
 export type { AdmitResult } from './admit-result.js';
 export { refusalChannel, type RefusalMessage } from './refusal-channel.js';
 export { writeRefusal } from './write-refusal.js';
-export { clientAddress, type TrustProxy } from './client-address.js';
+export { clientAddress, clientKey, type TrustProxy } from './client-address.js';
 export {
   Admitted,
   ClientDisconnectedError,

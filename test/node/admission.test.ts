@@ -337,6 +337,29 @@ describe('admission over node:http', () => {
     ).toBe(429);
   });
 
+  it('keys an IPv6 client by its /56, so rotating its address does not buy a fresh quota', async () => {
+    const quota = { ratePerSec: 1, burst: 1 };
+    const status = async (port: number, from: string) =>
+      (await send(port, { headers: { 'x-forwarded-for': from } })).status;
+    const guarded = await start({ quota, trustProxy: 1 }, (_q, res) => res.end());
+    expect(await status(guarded.port, '2001:db8:1:1200::1')).toBe(200);
+    // Another address of the same /56: the same client, its quota spent.
+    expect(await status(guarded.port, '2001:db8:1:12ab::99')).toBe(429);
+    // The next /56 over is someone else.
+    expect(await status(guarded.port, '2001:db8:1:1300::1')).toBe(200);
+    // An IPv4 client arriving IPv4-mapped is that IPv4 client.
+    expect(await status(guarded.port, '198.51.100.7')).toBe(200);
+    expect(await status(guarded.port, '[::ffff:198.51.100.7]:443')).toBe(429);
+
+    const perAddress = await start({ quota, trustProxy: 1, ipv6Prefix: 128 }, (_q, res) =>
+      res.end(),
+    );
+    expect(await status(perAddress.port, '2001:db8:1:1200::1')).toBe(200);
+    expect(await status(perAddress.port, '2001:db8:1:1200::2')).toBe(200);
+    expect(() => admission({ ipv6Prefix: 0 })).toThrow(/`ipv6Prefix`.*got 0/);
+    expect(() => admission({ ipv6Prefix: 56.5 })).toThrow(/`ipv6Prefix`/);
+  });
+
   it('reads its request fields in any letter case', async () => {
     const seen: { criticality: string; remaining: number; attempt: number }[] = [];
     const { port } = await start({ deadlineMs: 1_000 }, (_q, res, ctx) => {
