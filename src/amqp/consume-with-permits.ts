@@ -9,7 +9,6 @@
  */
 import type { TimerHandle } from '../core/clock/clock.js';
 import type { Permit, PermitOutcome } from '../core/concurrency-limit/permit.js';
-import { deadline, type Deadline } from '../core/deadline/deadline.js';
 import { DeadlineExceededError } from '../core/errors/rejected-error.js';
 import { Emitter, type Event, type Subscription } from '../core/events/emitter.js';
 import type { AmqpMessage } from './amqp-like.js';
@@ -17,7 +16,9 @@ import {
   consumerSettings,
   type ConsumeWithPermitsOptions,
   type ConsumerSettings,
+  type HandlerContext,
 } from './consumer-options.js';
+import { LazySignal } from './lazy-signal.js';
 import { messageDeadline } from './message-deadline.js';
 import {
   refusalOf,
@@ -70,7 +71,27 @@ interface Delivery {
   readonly deadline: number;
   permit?: Permit;
   timer?: TimerHandle | undefined;
+  /** The running handler's signal. */
+  life?: LazySignal | undefined;
   finish?: () => void;
+}
+
+/**
+ * What a handler gets. A class, not an object literal with a getter: V8 builds a fresh shape for
+ * each such literal, and that garbage was most of the consumer's own cost per message.
+ */
+class MessageContext implements HandlerContext {
+  readonly deadline: number;
+  readonly #life: LazySignal;
+
+  constructor(deadline: number, life: LazySignal) {
+    this.deadline = deadline;
+    this.#life = life;
+  }
+
+  get signal(): AbortSignal {
+    return this.#life.signal;
+  }
 }
 
 class Consumer implements PermitConsumer {
@@ -127,6 +148,7 @@ class Consumer implements PermitConsumer {
     this.#taking = false;
     this.#closed.abort(new Error('The channel closed'));
     this.#waiting.length = 0;
+    for (const d of this.#holding) d.life?.abort(this.#closed.signal.reason);
     for (const d of [...this.#holding]) if (d.timer !== undefined) this.#endHold(d);
   };
 
@@ -182,28 +204,36 @@ class Consumer implements PermitConsumer {
   /** Runs the handler; resolves once the delivery is settled and its permit released. */
   #run(d: Delivery): Promise<void> {
     const { clock, settleGraceMs, handler } = this.#s;
-    const life: Deadline = deadline({ expiresAt: d.deadline, signal: this.#closed.signal, clock });
+    const life = new LazySignal();
+    d.life = life;
     return new Promise<void>((resolve) => {
       d.finish = resolve;
       let over = false;
+      let timer: TimerHandle | undefined;
       const end = (outcome: HandlerOutcome): void => {
         if (over) return;
         over = true;
-        clock.clearTimer(abandon);
-        life.dispose();
+        if (timer !== undefined) clock.clearTimer(timer);
+        d.life = undefined;
         this.#settle(d, outcome);
       };
-      // A handler that ignores its aborted signal loses its permit after the grace period.
-      const abandon = clock.setTimer(life.remainingMs() + settleGraceMs, () =>
-        end({ ok: false, error: new DeadlineExceededError(), expired: true }),
-      );
-      const context = { signal: life.signal, deadline: d.deadline };
+      // At the deadline the signal aborts; a handler that ignores it loses its permit after
+      // the grace period, and its result is ignored.
+      const expire = (): void => {
+        life.abort(new DeadlineExceededError());
+        timer = clock.setTimer(settleGraceMs, () =>
+          end({ ok: false, error: life.reason, expired: true }),
+        );
+      };
+      const leftMs = d.deadline - clock.now();
+      timer = clock.setTimer(leftMs > 0 ? leftMs : 0, expire);
+      const context = new MessageContext(d.deadline, life);
       Promise.resolve()
         .then(() => handler(d.message, context))
         .then(
           () => end({ ok: true }),
           (error: unknown) =>
-            end({ ok: false, error, expired: life.signal.reason instanceof DeadlineExceededError }),
+            end({ ok: false, error, expired: life.reason instanceof DeadlineExceededError }),
         );
     });
   }

@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+// Issue 25's consumer target on RabbitMQ: consumeWithPermits against a hand-written amqplib
+// consumer with the same prefetch (prefetch(n), consume, ack after the handler), side by side.
+// Each round fills a queue of its own with --messages messages (confirmed), starts one
+// consumer, and times from `consume` to the last ack; peers alternate round by round so machine
+// noise hits them alike. Two handlers: `none` (resolves at once: the consumer's own cost) and
+// `io` (a 1 ms timer: throughput bounded by prefetch / handler time). Reports messages per
+// second (median of rounds) and consumeWithPermits / hand-written.
+//
+// Usage: npm run build && node bench/brokers-amqp.js [--messages 20000] [--rounds 5]
+//        [--prefetch 16] [--dist dist] [--json]
+// Needs RabbitMQ at 127.0.0.1:5672 (guest/guest); its queues are named spw-bench-* and deleted.
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import amqp from 'amqplib';
+
+const { values } = parseArgs({
+  options: {
+    messages: { type: 'string', default: '20000' },
+    rounds: { type: 'string', default: '5' },
+    prefetch: { type: 'string', default: '16' },
+    dist: { type: 'string', default: 'dist' },
+    url: { type: 'string', default: 'amqp://guest:guest@127.0.0.1:5672' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const messages = Number(values.messages);
+const rounds = Number(values.rounds);
+const prefetch = Number(values.prefetch);
+const dist = pathToFileURL(resolve(values.dist, 'amqp', 'index.js')).href;
+const { consumeWithPermits } = await import(dist);
+
+const handlers = {
+  none: () => Promise.resolve(),
+  io: () => new Promise((r) => setTimeout(r, 1)),
+};
+
+const connection = await amqp.connect(values.url);
+connection.on('error', () => {});
+const setup = await connection.createConfirmChannel();
+const body = Buffer.alloc(64, 1);
+
+/** A fresh queue holding `count` messages, all confirmed. */
+async function filledQueue(count) {
+  const queue = `spw-bench-${randomUUID().slice(0, 8)}`;
+  await setup.assertQueue(queue, { durable: false });
+  for (let i = 0; i < count; i++) {
+    if (!setup.sendToQueue(queue, body)) await new Promise((r) => setup.once('drain', r));
+  }
+  await setup.waitForConfirms();
+  return queue;
+}
+
+/** Resolves when `count` acks were counted through `onAck`. */
+function countAcks(count) {
+  let acked = 0;
+  let done;
+  const finished = new Promise((r) => (done = r));
+  return {
+    onAck() {
+      acked += 1;
+      if (acked === count) done();
+    },
+    finished,
+  };
+}
+
+const peers = {
+  async 'hand-written'(queue, handler) {
+    const channel = await connection.createChannel();
+    const { onAck, finished } = countAcks(messages);
+    await channel.prefetch(prefetch);
+    const start = performance.now();
+    await channel.consume(queue, (m) => {
+      handler().then(() => {
+        channel.ack(m);
+        onAck();
+      });
+    });
+    await finished;
+    const ms = performance.now() - start;
+    await channel.close();
+    return ms;
+  },
+  async consumeWithPermits(queue, handler) {
+    const channel = await connection.createChannel();
+    const { onAck, finished } = countAcks(messages);
+    const start = performance.now();
+    const consumer = await consumeWithPermits({ channel, queue, limit: prefetch, handler });
+    consumer.onSettle(onAck);
+    await finished;
+    const ms = performance.now() - start;
+    await consumer.stop();
+    await channel.close();
+    return ms;
+  },
+};
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const results = [];
+for (const [handlerName, handler] of Object.entries(handlers)) {
+  const rates = Object.fromEntries(Object.keys(peers).map((p) => [p, []]));
+  for (let round = 0; round < rounds; round++) {
+    const order = Object.keys(peers);
+    if (round % 2 === 1) order.reverse();
+    for (const peer of order) {
+      const queue = await filledQueue(messages);
+      const ms = await peers[peer](queue, handler);
+      rates[peer].push((messages / ms) * 1000);
+      await setup.deleteQueue(queue);
+    }
+  }
+  const hand = median(rates['hand-written']);
+  const ours = median(rates.consumeWithPermits);
+  results.push({
+    handler: handlerName,
+    prefetch,
+    messages,
+    rounds,
+    handWrittenPerSec: Math.round(hand),
+    consumeWithPermitsPerSec: Math.round(ours),
+    ratio: Number((ours / hand).toFixed(3)),
+    all: Object.fromEntries(Object.entries(rates).map(([p, xs]) => [p, xs.map(Math.round)])),
+  });
+}
+await setup.close();
+await connection.close();
+
+if (values.json) console.log(JSON.stringify(results, null, 2));
+else {
+  console.log(`prefetch ${prefetch}, ${messages} messages per round, median of ${rounds} rounds`);
+  console.log('handler  hand-written msg/s  consumeWithPermits msg/s  ratio');
+  for (const r of results) {
+    console.log(
+      `${r.handler.padEnd(8)} ${String(r.handWrittenPerSec).padStart(18)}  ${String(r.consumeWithPermitsPerSec).padStart(24)}  ${r.ratio.toFixed(3)}`,
+    );
+  }
+}
