@@ -53,6 +53,12 @@ Options:
                                       spillway/otel; needs @opentelemetry/api,
                                       @opentelemetry/sdk-metrics and
                                       @opentelemetry/exporter-prometheus installed
+  --decisions                         bounded, node: the guard's decisions in 250 ms windows
+                                      as JSON on /decisions (exempt from admission):
+                                      admitted, refused by reason, peak in flight and in
+                                      line, the limit, time in line; the last 2,400 windows
+                                      (10 min), oldest dropped first; needs nothing
+                                      installed (the demo's report draws them)
   --redis <url>                       bounded: share the per-client quota across replicas
                                       in this Redis (redis://127.0.0.1:6379); needs ioredis
                                       or redis installed; if Redis is unreachable, it
@@ -69,6 +75,7 @@ numbers from 1 to 1000000.
 Endpoints: every path runs one query and answers {"ok":true}; /healthz answers ok;
 /stats answers the process's RSS and peak RSS, the pool's state and the guard's;
 /metrics (with --metrics) answers the guard's metrics in Prometheus's text format;
+/decisions (with --decisions) answers {windowMs, maxWindows, dropped, windows: [...]};
 /admin/service-ms?ms=300 changes the database's service time from now on (naive, bulkhead
 and bounded on node). The admin route is how the demo slows the database mid-run; it has no
 authentication, so whoever can reach it can slow the server for everyone. That is why a

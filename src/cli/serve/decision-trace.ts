@@ -17,6 +17,9 @@ import {
 import { systemClock, type Clock, type TimerHandle } from '../../core/clock/clock.js';
 import { positiveInteger, positiveNumber } from '../../core/internal/validate.js';
 
+/** The path `spillway serve bounded --decisions` answers on, exempt from admission. */
+export const decisionsPath = '/decisions';
+
 /** One window of decisions, on every route of the guard together. */
 export interface DecisionWindow {
   /** When the window opened, wall-clock epoch ms. */

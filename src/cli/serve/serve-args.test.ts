@@ -101,4 +101,18 @@ describe('parseServeArgs', () => {
       expect(parseServeArgs(['naive', '--pg', url]).options.postgresUrl).toBe(url);
     }
   });
+
+  it('takes --decisions on the bounded node server only', () => {
+    expect(parseServeArgs(['bounded', '--decisions']).options.decisions).toBe(true);
+    expect(parseServeArgs(['bounded']).options.decisions).toBeUndefined();
+    for (const argv of [
+      ['naive', '--decisions'],
+      ['bulkhead', '--decisions'],
+      ['bounded', '--framework', 'express', '--decisions'],
+    ]) {
+      expect(() => parseServeArgs(argv)).toThrow(
+        '--decisions applies to the bounded server on --framework node',
+      );
+    }
+  });
 });

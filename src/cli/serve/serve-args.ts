@@ -97,6 +97,7 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
         replicas: { type: 'string' },
         pg: { type: 'string' },
         metrics: { type: 'boolean', default: false },
+        decisions: { type: 'boolean', default: false },
       },
     });
   } catch (error) {
@@ -133,6 +134,11 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
       '--metrics applies to the bounded server on --framework node (the others make no decisions to count)',
     );
   }
+  if (values.decisions && (mode !== 'bounded' || framework !== 'node')) {
+    throw new UsageError(
+      '--decisions applies to the bounded server on --framework node (the others make no decisions to trace)',
+    );
+  }
   const host = values.host;
   // Only the node servers have the admin route; the others have nothing to protect.
   if (framework === 'node' && !isLoopbackHost(host) && !values['allow-remote-admin']) {
@@ -163,6 +169,7 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
         }),
     ...(values.pg === undefined ? {} : { postgresUrl: postgresUrl(values.pg) }),
     ...(values.metrics ? { metrics: true } : {}),
+    ...(values.decisions ? { decisions: true } : {}),
     ...(values.redis === undefined
       ? {}
       : {

@@ -12,6 +12,7 @@ import type * as Cockatiel from 'cockatiel';
 import { gradientLimit, type RateStore } from '../../index.js';
 import type { AdmissionOptions, RequestContext } from '../../node/index.js';
 import { admission } from '../../node/index.js';
+import { decisionsPath, decisionTrace } from './decision-trace.js';
 import { metricsPath, startMetricsEndpoint } from './metrics-endpoint.js';
 import { openRedisClient } from './redis-client.js';
 import { postgresDatabase } from './postgres-database.js';
@@ -51,6 +52,11 @@ export interface ReferenceOptions {
    * admission), through `spillway/otel`; needs the OpenTelemetry packages installed.
    */
   readonly metrics?: boolean;
+  /**
+   * Serve the bounded guard's decisions in 250 ms windows as JSON on `/decisions` (exempt from
+   * admission), from the diagnostics channels; needs nothing installed.
+   */
+  readonly decisions?: boolean;
   /**
    * A real PostgreSQL (`postgres://…`) instead of the simulated database: a pool of
    * `connections`, each query a `pg_sleep` of `serviceMs`, cancelled in the database when the
@@ -92,6 +98,7 @@ export function boundedOptions(o: ReferenceOptions, store?: RateStore): Admissio
       '/stats',
       '/admin/service-ms',
       ...(o.metrics === true ? [metricsPath] : []),
+      ...(o.decisions === true ? [decisionsPath] : []),
     ],
     penaltyBox: false,
   };
@@ -216,15 +223,23 @@ async function startOver(
     closeRedis = shared?.close;
     const guard = admission(boundedOptions(o, shared?.store));
     const metrics = o.metrics === true ? await startMetricsEndpoint(guard) : undefined;
+    const trace =
+      o.decisions === true ? decisionTrace({ limit: () => guard.stats()?.limit }) : undefined;
     const closeStore = closeRedis;
-    if (metrics !== undefined) {
+    if (metrics !== undefined || trace !== undefined) {
       closeRedis = () => {
         closeStore?.();
-        void metrics.close();
+        trace?.close();
+        void metrics?.close();
       };
     }
     handler = guard.handle(async (req, res, ctx: RequestContext) => {
       if (metrics !== undefined && req.url === metricsPath) return metrics.handle(req, res);
+      if (trace !== undefined && req.url === decisionsPath) {
+        return void res
+          .writeHead(200, ['content-type', 'application/json'])
+          .end(JSON.stringify(trace.snapshot()));
+      }
       if (req.url === '/stats') return void res.end(stats(db, () => guard.stats()));
       if (req.url === '/healthz') return void res.end('ok');
       if (adminRoute(db, req, res)) return;
