@@ -25,7 +25,7 @@ function collect<T>(name: string): T[] {
   const seen: T[] = [];
   const listener = (m: unknown): void => void seen.push(m as T);
   subscribe(name, listener);
-  undo.push(() => unsubscribe(name, listener));
+  undo.push(() => void unsubscribe(name, listener));
   return seen;
 }
 
