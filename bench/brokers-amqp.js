@@ -5,7 +5,8 @@
 // consumer, and times from `consume` to the last ack; peers alternate round by round so machine
 // noise hits them alike. Two handlers: `none` (resolves at once: the consumer's own cost) and
 // `io` (a 1 ms timer: throughput bounded by prefetch / handler time). Reports messages per
-// second (median of rounds) and consumeWithPermits / hand-written.
+// second (median of rounds), consumeWithPermits / hand-written, and this process's CPU time per
+// message (user + system, median), which a busy machine disturbs less than throughput.
 //
 // Usage: npm run build && node bench/brokers-amqp.js [--messages 20000] [--rounds 5]
 //        [--prefetch 16] [--dist dist] [--json]
@@ -73,6 +74,7 @@ const peers = {
     const { onAck, finished } = countAcks(messages);
     await channel.prefetch(prefetch);
     const start = performance.now();
+    const cpu = process.cpuUsage();
     await channel.consume(queue, (m) => {
       handler().then(() => {
         channel.ack(m);
@@ -81,20 +83,23 @@ const peers = {
     });
     await finished;
     const ms = performance.now() - start;
+    const used = process.cpuUsage(cpu);
     await channel.close();
-    return ms;
+    return { ms, cpuMs: (used.user + used.system) / 1000 };
   },
   async consumeWithPermits(queue, handler) {
     const channel = await connection.createChannel();
     const { onAck, finished } = countAcks(messages);
     const start = performance.now();
+    const cpu = process.cpuUsage();
     const consumer = await consumeWithPermits({ channel, queue, limit: prefetch, handler });
     consumer.onSettle(onAck);
     await finished;
     const ms = performance.now() - start;
+    const used = process.cpuUsage(cpu);
     await consumer.stop();
     await channel.close();
-    return ms;
+    return { ms, cpuMs: (used.user + used.system) / 1000 };
   },
 };
 
@@ -102,13 +107,15 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const results = [];
 for (const [handlerName, handler] of Object.entries(handlers)) {
   const rates = Object.fromEntries(Object.keys(peers).map((p) => [p, []]));
+  const cpuUs = Object.fromEntries(Object.keys(peers).map((p) => [p, []]));
   for (let round = 0; round < rounds; round++) {
     const order = Object.keys(peers);
     if (round % 2 === 1) order.reverse();
     for (const peer of order) {
       const queue = await filledQueue(messages);
-      const ms = await peers[peer](queue, handler);
+      const { ms, cpuMs } = await peers[peer](queue, handler);
       rates[peer].push((messages / ms) * 1000);
+      cpuUs[peer].push((cpuMs * 1000) / messages);
       await setup.deleteQueue(queue);
     }
   }
@@ -122,6 +129,8 @@ for (const [handlerName, handler] of Object.entries(handlers)) {
     handWrittenPerSec: Math.round(hand),
     consumeWithPermitsPerSec: Math.round(ours),
     ratio: Number((ours / hand).toFixed(3)),
+    handWrittenCpuUsPerMsg: Number(median(cpuUs['hand-written']).toFixed(1)),
+    consumeWithPermitsCpuUsPerMsg: Number(median(cpuUs.consumeWithPermits).toFixed(1)),
     all: Object.fromEntries(Object.entries(rates).map(([p, xs]) => [p, xs.map(Math.round)])),
   });
 }
@@ -131,10 +140,12 @@ await connection.close();
 if (values.json) console.log(JSON.stringify(results, null, 2));
 else {
   console.log(`prefetch ${prefetch}, ${messages} messages per round, median of ${rounds} rounds`);
-  console.log('handler  hand-written msg/s  consumeWithPermits msg/s  ratio');
+  console.log(
+    'handler  hand-written msg/s  consumeWithPermits msg/s  ratio  CPU µs/msg (hand-written / ours)',
+  );
   for (const r of results) {
     console.log(
-      `${r.handler.padEnd(8)} ${String(r.handWrittenPerSec).padStart(18)}  ${String(r.consumeWithPermitsPerSec).padStart(24)}  ${r.ratio.toFixed(3)}`,
+      `${r.handler.padEnd(8)} ${String(r.handWrittenPerSec).padStart(18)}  ${String(r.consumeWithPermitsPerSec).padStart(24)}  ${r.ratio.toFixed(3)}  ${r.handWrittenCpuUsPerMsg} / ${r.consumeWithPermitsCpuUsPerMsg}`,
     );
   }
 }
