@@ -21,6 +21,7 @@ import {
   type EventLoopMonitor,
   type EventLoopMonitorOptions,
 } from './event-loop-monitor.js';
+import { memoryMonitor, type MemoryMonitor, type MemoryMonitorOptions } from './memory-monitor.js';
 import type { RouteOptions, RouteSettings } from './route.js';
 
 /** Options of `admission`: defaults for every route, plus the routes. */
@@ -66,6 +67,19 @@ export interface AdmissionOptions extends RouteSettings {
    */
   readonly eventLoop?: boolean | EventLoopMonitorOptions | EventLoopMonitor;
   /**
+   * Watch the heap and the resident set and shed by criticality while either is over its
+   * bound (see `memoryMonitor`): its options, or a monitor you made (which the guard then
+   * does not close). @default undefined (not watched)
+   */
+  readonly memory?: MemoryMonitorOptions | MemoryMonitor;
+  /**
+   * Requests in flight across every route of this guard, checked after the route's own limit:
+   * one more is refused (503 `overloaded`, `later`), whatever its route, so routes with limits
+   * of their own cannot together take more than the process can hold. A whole number.
+   * @default Infinity
+   */
+  readonly maxInFlight?: number;
+  /**
    * Failures that are not overload, answered with 500: a handler's, or admission's own (a `key`
    * or route `match` function that threw). @default logs to stderr
    */
@@ -95,6 +109,10 @@ export interface GuardSettings {
   readonly eventLoop: EventLoopMonitor | undefined;
   /** Whether the guard started the monitor (and so stops it on close). */
   readonly ownsMonitor: boolean;
+  readonly memory: MemoryMonitor | undefined;
+  /** Whether the guard started the memory monitor (and so stops it on close). */
+  readonly ownsMemory: boolean;
+  readonly maxInFlight: number;
   /** Whether the client key goes on the diagnostics channels. */
   readonly publishKey: boolean;
 }
@@ -133,6 +151,10 @@ export function guardSettings(o: AdmissionOptions): GuardSettings {
   if (o.onError !== undefined && typeof o.onError !== 'function') {
     throw new SpillwayConfigError('onError', 'a function of the error and the request', o.onError);
   }
+  const maxInFlight = o.maxInFlight ?? Infinity;
+  if (maxInFlight !== Infinity && !(Number.isSafeInteger(maxInFlight) && maxInFlight >= 1)) {
+    throw new SpillwayConfigError('maxInFlight', 'a whole number of 1 or more', maxInFlight);
+  }
   const publishKey = o.publishKey ?? false;
   if (typeof publishKey !== 'boolean') {
     throw new SpillwayConfigError('publishKey', 'a boolean', publishKey);
@@ -149,6 +171,26 @@ export function guardSettings(o: AdmissionOptions): GuardSettings {
     onError: o.onError ?? logFailure,
     publishKey,
     ...monitorOf(o.eventLoop ?? false, clock),
+    ...memoryOf(o.memory, clock),
+    maxInFlight,
+  };
+}
+
+/** The memory monitor in use, and whether the guard started it. */
+function memoryOf(
+  memory: AdmissionOptions['memory'],
+  clock: Clock,
+): Pick<GuardSettings, 'memory' | 'ownsMemory'> {
+  if (memory === undefined) return { memory: undefined, ownsMemory: false };
+  if (typeof memory !== 'object' || memory === null) {
+    throw new SpillwayConfigError('memory', 'memory monitor options, or a monitor', memory);
+  }
+  if (typeof (memory as MemoryMonitor).shouldShed === 'function') {
+    return { memory: memory as MemoryMonitor, ownsMemory: false };
+  }
+  return {
+    memory: memoryMonitor({ clock, ...(memory as MemoryMonitorOptions) }),
+    ownsMemory: true,
   };
 }
 

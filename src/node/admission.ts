@@ -139,6 +139,7 @@ class Guard implements Admission {
 
   close(): void {
     if (this.#s.ownsMonitor) this.eventLoop?.close();
+    if (this.#s.ownsMemory) this.#s.memory?.close();
     for (const w of this.#watches.splice(0)) w.dispose();
   }
 

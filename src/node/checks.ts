@@ -70,6 +70,8 @@ export class Checks implements Landing<AdmitResult> {
   readonly #box: GuardSettings['box'];
   readonly #names: GuardSettings['headerNames'];
   readonly #loop: GuardSettings['eventLoop'];
+  readonly #memory: GuardSettings['memory'];
+  readonly #maxInFlight: number;
   readonly #signal: GuardSettings['capacitySignal'];
   #inflight = 0;
   readonly #onFinish = (context: Admitted, outcome: PermitOutcome): void => {
@@ -85,6 +87,8 @@ export class Checks implements Landing<AdmitResult> {
     this.#box = settings.box;
     this.#names = settings.headerNames;
     this.#loop = settings.eventLoop;
+    this.#memory = settings.memory;
+    this.#maxInFlight = settings.maxInFlight;
     this.#signal = settings.capacitySignal;
   }
 
@@ -179,12 +183,26 @@ export class Checks implements Landing<AdmitResult> {
     const criticality = criticalities[rank]!;
     const loop = this.#loop;
     if (loop !== undefined && loop.shouldShed(criticality, this.#inflight)) {
-      return this.#refuse({ reason: 'overloaded', retryAfterMs: 1_000 }, p);
+      return this.#refuse(processOverloaded, p);
+    }
+    const memory = this.#memory;
+    if (memory !== undefined && memory.shouldShed(criticality, this.#inflight)) {
+      return this.#refuse(processOverloaded, p);
     }
     const limiter = route.limiter;
-    if (limiter === undefined) return this.#admitted(new Admitted(this.#init(p)).start(undefined));
+    if (limiter === undefined) {
+      if (this.#inflight >= this.#maxInFlight) return this.#refuse(processOverloaded, p);
+      return this.#admitted(new Admitted(this.#init(p)).start(undefined));
+    }
     const now = limiter.tryAcquire();
-    if (now.ok) return this.#start(p, now.permit);
+    if (now.ok) {
+      // The process-wide cap, after the route's own: its permit goes back if the process is full.
+      if (this.#inflight >= this.#maxInFlight) {
+        now.permit.release('ignored');
+        return this.#refuse(processOverloaded, p);
+      }
+      return this.#start(p, now.permit);
+    }
     // At the door a limit's refusal is never `aborted`: there is always something to write.
     if (route.maxQueue === 0) return this.#refuse(refusalOfRejection(now, this.#signal)!, p);
     const allowance = route.lineAllowance[rank]!;
@@ -203,6 +221,10 @@ export class Checks implements Landing<AdmitResult> {
 
   /** Where a wait in line lands with a slot (see `waitInLine`). */
   admit(init: ContextInit, permit: Permit, controller: AbortController): AdmitResult {
+    if (this.#inflight >= this.#maxInFlight) {
+      permit.release('ignored');
+      return this.#refuse(processOverloaded, init);
+    }
     return this.#admitted(new Admitted(init, controller).start(permit), true);
   }
 
@@ -323,3 +345,5 @@ export class Checks implements Landing<AdmitResult> {
 }
 
 const spentDeadline: Refusal = Object.freeze({ reason: 'deadline' });
+/** The process itself is full: its event loop, its memory, or its requests in flight. */
+const processOverloaded: Refusal = Object.freeze({ reason: 'overloaded', retryAfterMs: 1_000 });

@@ -24,3 +24,9 @@ export {
   type EventLoopMonitorOptions,
   type EventLoopSample,
 } from './event-loop-monitor.js';
+export {
+  memoryMonitor,
+  type MemoryMonitor,
+  type MemoryMonitorOptions,
+  type MemorySample,
+} from './memory-monitor.js';

@@ -9,6 +9,7 @@ import {
   type RequestContext,
 } from '../../src/node/index.js';
 import { createVirtualClock, type VirtualClock } from '../../src/testing/index.js';
+import { memoryMonitorWith } from '../../src/node/memory-monitor.js';
 import { close, keepAliveAgent, listen, send, until } from '../helpers/http.js';
 import { unreachableStore } from '../helpers/stand-ins.js';
 
@@ -102,6 +103,67 @@ describe('admission over node:http', () => {
     expect(guard.stats()).toEqual({ active: 2, queued: 0, limit: 2 });
     g.releaseAll();
     expect((await Promise.all(held)).map((a) => a.status)).toEqual([200, 200]);
+  });
+
+  it('maxInFlight caps the process across routes, after each route’s own limit', async () => {
+    const g = gate();
+    const { port, guard } = await start(
+      {
+        limit: 5,
+        maxInFlight: 3,
+        routes: [{ name: 'reports', match: '/work/reports', limit: 5 }],
+      },
+      g.handler,
+    );
+    const held = [
+      send(port, { path: '/work' }),
+      send(port, { path: '/work' }),
+      send(port, { path: '/work/reports' }),
+    ];
+    await until(() => g.open.length === 3);
+    // Each route has room; the process has none.
+    for (const path of ['/work', '/work/reports']) {
+      const r = await send(port, { path });
+      expect(r.status).toBe(503);
+      expect(r.headers['spillway-retry']).toBe('later');
+      expect(r.json()).toMatchObject({ type: 'urn:spillway:problem:server-overloaded' });
+    }
+    // The refused requests gave their route's permit back.
+    expect(guard.stats()).toMatchObject({ active: 2 });
+    expect(guard.stats('reports')).toMatchObject({ active: 1 });
+    expect((await send(port, { path: '/healthz' })).status).toBe(200); // exempt
+    g.releaseAll();
+    expect((await Promise.all(held)).map((a) => a.status)).toEqual([200, 200, 200]);
+    expect((await send(port, { path: '/fast' })).status).toBe(200);
+    expect(() => admission({ maxInFlight: 0 })).toThrow(/`maxInFlight`.*got 0/);
+  });
+
+  it('memory pressure sheds sheddable work and holds in flight where it stood', async () => {
+    const clock = createVirtualClock();
+    const usage = { heapUsedBytes: 10, rssBytes: 10 };
+    using memory = memoryMonitorWith(() => ({ ...usage }), { maxHeapUsedBytes: 100, clock });
+    const g = gate();
+    const { port, guard } = await start({ memory }, g.handler, clock);
+    const held = [send(port, { path: '/work' }), send(port, { path: '/work' })];
+    await until(() => g.open.length === 2);
+    usage.heapUsedBytes = 150;
+    await clock.advance(250);
+    const sheddable = await send(port, { headers: { 'spillway-criticality': 'sheddable' } });
+    expect(sheddable.status).toBe(503);
+    expect(sheddable.json()).toMatchObject({ type: 'urn:spillway:problem:server-overloaded' });
+    // Critical work only as others finish: two in flight when the pressure was seen.
+    expect((await send(port, { path: '/fast' })).status).toBe(503);
+    g.open.shift()!();
+    await until(() => guard.inflight === 1);
+    expect((await send(port, { path: '/fast' })).status).toBe(200);
+    usage.heapUsedBytes = 50;
+    await clock.advance(250);
+    expect(
+      (await send(port, { path: '/fast', headers: { 'spillway-criticality': 'sheddable' } }))
+        .status,
+    ).toBe(200);
+    g.releaseAll();
+    await Promise.all(held);
   });
 
   it('a spent Spillway-Deadline is refused at once with never and no Retry-After', async () => {
