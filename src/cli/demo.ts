@@ -20,6 +20,7 @@ import {
   type RunRecord,
   type ServerName,
 } from './demo/records.js';
+import { decisionPanels } from './demo/decision-panels.js';
 import { runOne } from './demo/run-scenario.js';
 import { runScaleOut } from './demo/scale-out.js';
 import { scenarios } from './demo/scenarios.js';
@@ -190,7 +191,16 @@ export const demo: Command = {
         }
         try {
           records.push(
-            await runOne({ scenario, server: name, target: server, nextRequestDeadlineMs }, log),
+            await runOne(
+              {
+                scenario,
+                server: name,
+                target: server,
+                nextRequestDeadlineMs,
+                decisions: args.includes('--decisions'),
+              },
+              log,
+            ),
           );
         } finally {
           await server.stop();
@@ -217,6 +227,8 @@ export const demo: Command = {
           goodputChart: ['reference', '10x', 'postgres'].includes(r.scenario.id),
           // The greedy scenario is about the polite clients; the total would hide them.
           ...(r.scenario.id === 'greedy' ? { leadGroup: 'polite' } : {}),
+          // The bounded server's own account of the run, from its guard's channels.
+          panels: r.decisions === undefined ? [] : decisionPanels(r.decisions, r.result),
           notes: {
             'server peak RSS': `${mb(r.peakRssBytes)} (idle ${mb(r.idleRssBytes)})`,
             'next request': nextRequestText(r.next),

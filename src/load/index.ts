@@ -38,3 +38,4 @@ export {
 } from './format-table.js';
 export { renderReport, writeReport } from './report/render-report.js';
 export type { ReportData, ReportOptions, ReportRun } from './report/report-data.js';
+export type { ReportPanel, ReportPanelSeries } from './report/report-panel.js';

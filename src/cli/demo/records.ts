@@ -4,6 +4,7 @@
  * @module
  */
 import { formatMs, type GroupStats, type LoadResult } from '../../load/index.js';
+import type { DecisionWindow } from '../serve/decision-trace.js';
 import type { Scenario } from './scenarios.js';
 
 /** Capacity of the reference setup: 10 connections / 30 ms. */
@@ -11,19 +12,27 @@ export const capacityPerSec = 10 / 0.03;
 
 export type ServerName = 'naive' | 'bulkhead' | 'bounded' | 'fixed-10' | 'fixed-50' | 'adaptive';
 
-/** The `spillway serve` arguments of each server the demo runs. */
+/**
+ * The `spillway serve` arguments of each server the demo runs. Spillway's node servers trace
+ * their decisions (`--decisions`) for the report's panel.
+ */
 export function serverArgs(name: ServerName, framework: string): string[] {
   switch (name) {
     case 'bulkhead':
       return ['bulkhead'];
     case 'fixed-10':
-      return ['bounded', '--limit', '10'];
+      return ['bounded', '--limit', '10', '--decisions'];
     case 'fixed-50':
-      return ['bounded', '--limit', '50'];
+      return ['bounded', '--limit', '50', '--decisions'];
     case 'adaptive':
-      return ['bounded', '--limit', 'adaptive'];
+      return ['bounded', '--limit', 'adaptive', '--decisions'];
     default:
-      return [name, '--framework', framework];
+      return [
+        name,
+        '--framework',
+        framework,
+        ...(name === 'bounded' && framework === 'node' ? ['--decisions'] : []),
+      ];
   }
 }
 
@@ -43,6 +52,8 @@ export interface RunRecord {
   readonly next: NextRequest | undefined;
   /** The route's limit every 500 ms (slowdown scenario only). */
   readonly limitTrace?: readonly number[];
+  /** The server's decision windows over the run (servers started with `--decisions`). */
+  readonly decisions?: readonly DecisionWindow[];
   readonly unloadedMs: number;
   readonly idleRssBytes: number;
   readonly peakRssBytes: number;

@@ -8,6 +8,7 @@
 import { request } from 'node:http';
 import { formatMs, runLoad, type LoadGroup, type LoadResult } from '../../load/index.js';
 import { progressReporter } from '../progress.js';
+import { fetchRunDecisions } from './decision-panels.js';
 import {
   capacityPerSec,
   goodputFraction,
@@ -26,6 +27,8 @@ export async function runOne(
     readonly server: ServerName;
     readonly target: ServerProcess;
     readonly nextRequestDeadlineMs: number;
+    /** The server traces its decisions (`--decisions`): fetch the run's windows after it. */
+    readonly decisions?: boolean;
   },
   log: (line: string) => void,
 ): Promise<RunRecord> {
@@ -110,6 +113,7 @@ export async function runOne(
   if (poll !== undefined) clearInterval(poll);
   const probed = probe === undefined ? undefined : probeOutcome(await probe);
   const after = await target.stats();
+  const decisions = run.decisions === true ? await fetchRunDecisions(target, result) : undefined;
   // A request that gave up waiting says how long it waited, not how long it would have taken:
   // the work still queued ahead of it says the rest.
   const next =
@@ -129,6 +133,7 @@ export async function runOne(
     result,
     next,
     ...(slow === undefined ? {} : { limitTrace }),
+    ...(decisions === undefined ? {} : { decisions }),
     unloadedMs,
     idleRssBytes: idle.rssBytes,
     peakRssBytes: after.maxRssBytes,

@@ -25,6 +25,8 @@ export interface ServerProcess {
   readonly port: number;
   readonly url: string;
   stats(): Promise<ServerStats>;
+  /** GETs `path` (e.g. `/decisions`) and parses its JSON. */
+  getJson<T>(path: string): Promise<T>;
   stop(): Promise<void>;
 }
 
@@ -130,6 +132,7 @@ export async function startServer(
     port,
     url,
     stats: () => getJson<ServerStats>(`${url}/stats`),
+    getJson: <T>(path: string) => getJson<T>(`${url}${path}`),
     async stop() {
       // Gone already: an exit code, or the signal that ended it.
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -7,6 +7,7 @@
  */
 import type { GroupStats, LoadResult, MachineInfo, WindowCounts } from '../result.js';
 import { windowMs } from '../windows.js';
+import { checkedPanel, type ReportPanel } from './report-panel.js';
 import { chartPoints, type ChartPoint } from './report-points.js';
 
 /** A run as the report takes it: a result, plus what only the report reads. */
@@ -27,6 +28,11 @@ export type ReportRun = LoadResult & {
    * polite clients next to a greedy one), when the run's total would hide it.
    */
   readonly leadGroup?: string;
+  /**
+   * More charts for the run's card, under its own: figures measured elsewhere over the run's
+   * time (the demo draws its server's decisions). @default []
+   */
+  readonly panels?: readonly ReportPanel[];
 };
 
 /** Options of {@link renderReport}. */
@@ -100,6 +106,8 @@ export interface ReportData {
       readonly offered: number[];
       readonly good: number[];
     }[];
+    /** The run's extra charts (see {@link ReportRun.panels}). */
+    readonly panels: readonly ReportPanel[];
   }[];
 }
 
@@ -186,6 +194,7 @@ export function reportData(options: ReportOptions): ReportData {
             good: points.map((p) => perSec(p.groups[g]!.good, p.durationMs)),
           };
         }),
+        panels: (run.panels ?? []).map(checkedPanel),
       };
     }),
   };

@@ -2,7 +2,9 @@
  * The report's run cards, as page script (runs in the scope of `report-script.ts`, with its
  * helpers): per scenario, its runs side by side on shared axes, each with its figures, the
  * goodput of each group (when it has several), its rates and the latency of its ok answers
- * over time. Legends show the run's own figures until a point is hovered.
+ * over time, then its extra panels (figures measured elsewhere, e.g. the server's decisions),
+ * each on the same axis across the scenario's runs. Legends show the run's own figures until a
+ * point is hovered.
  *
  * @module
  */
@@ -113,6 +115,27 @@ export const runCardsScript = String.raw`
       ] }, [w.t, w.p50, w.p99]);
   }
 
+  // A panel of figures measured elsewhere (see report-panel.ts), on the scenario's shared axis.
+  function panelChart(card, r, p, ymax, sync) {
+    var format = p.unit === 'ms' ? ms : p.unit === 'per-second' ? perSec : function (v) {
+      return v === null || v === undefined ? '–' : short(v);
+    };
+    var tick = p.unit === 'ms' ? msTick : short;
+    add(card, el('h4', null, p.title));
+    var box = add(card, el('div', 'chart'));
+    var columns = [p.t];
+    var series = [timeSeries(r, 'whole run')];
+    p.series.forEach(function (s, i) {
+      columns.push(s.values);
+      series.push({ label: s.label, stroke: s.colour || palette[i % palette.length], width: s.dashed ? 1.5 : 2,
+        dash: s.dashed ? [6, 4] : undefined, spanGaps: false, value: legend(s.whole, format) });
+    });
+    chart(box, { height: 180, scales: { x: { time: false }, y: { range: [0, ymax * 1.08] } },
+      axes: axes(tick, p.unit === 'ms' ? 'ms' : p.unit === 'per-second' ? 'per s' : 'requests'),
+      series: series, cursor: { sync: { key: sync } } }, columns);
+    if (p.caption) add(card, el('p', 'caption', p.caption));
+  }
+
   // Per scenario: runs side by side with shared axes
   function scenarioCards() {
     var scenarios = [];
@@ -122,8 +145,13 @@ export const runCardsScript = String.raw`
       var sec = add(root, el('section', 'scenario'));
       if (scenarios.length > 1 || runs.length > 1 || name !== runs[0].label) add(sec, el('h2', null, name));
       var grid = add(sec, el('div', runs.length > 1 ? 'grid' : 'grid single'));
-      var rmax = 1, gmax = 1, lo = Infinity, hi = 0;
+      var rmax = 1, gmax = 1, lo = Infinity, hi = 0, pmax = {};
       runs.forEach(function (r) {
+        r.panels.forEach(function (p) {
+          p.series.forEach(function (s) {
+            s.values.forEach(function (v) { if (v !== null && v > (pmax[p.title] || 1)) pmax[p.title] = v; });
+          });
+        });
         ['offered', 'ok', 'rejected', 'timeout', 'error', 'network', 'dropped'].forEach(function (k) {
           r.timeline[k].forEach(function (v) { if (v > rmax) rmax = v; });
         });
@@ -145,6 +173,7 @@ export const runCardsScript = String.raw`
         if (r.groupTimelines.length > 0) groupChart(card, r, gmax, sync);
         ratesChart(card, r, rmax, sync);
         latencyChart(card, r, latRange, sync);
+        r.panels.forEach(function (p) { panelChart(card, r, p, pmax[p.title] || 1, sync); });
         if (!r.valid) add(card, el('p', 'why', 'Not valid: ' + r.reasons.join('; ')));
       });
     });
