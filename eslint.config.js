@@ -13,6 +13,8 @@ const folders = [
   'node',
   'express',
   'fastify',
+  'koa',
+  'hono',
   'client',
   'redis',
   'stream',
@@ -34,6 +36,8 @@ const allowed = {
   node: ['core', 'http', 'channels'],
   express: ['core', 'http', 'node'],
   fastify: ['core', 'http', 'node'],
+  koa: ['core', 'http', 'node'],
+  hono: ['core', 'http', 'node'],
   client: ['core', 'http', 'channels'],
   redis: ['core', 'channels'],
   // Async iterables and Node streams: core's primitives, with node:stream; no transport.
@@ -68,6 +72,9 @@ const allowed = {
 const frameworks = [
   'express',
   'fastify',
+  'koa',
+  'hono',
+  '@hono/*',
   'ioredis',
   'redis',
   '@redis/*',
@@ -101,7 +108,7 @@ function layerRule(folder) {
       message: `src/${folder} must stay framework- and transport-free; put this in an adapter folder`,
     });
   }
-  if (['express', 'fastify', 'redis', 'stream', 'amqp', 'nats'].includes(folder)) {
+  if (['express', 'fastify', 'koa', 'hono', 'redis', 'stream', 'amqp', 'nats'].includes(folder)) {
     // …but for the option validators, so every factory words a bad option the same way.
     patterns.push({
       group: ['../core/internal/*', '../../core/internal/*', '!../core/internal/validate.js'],
