@@ -92,7 +92,9 @@ describe('consumeWithPermits (virtual clock, fake channel)', () => {
     const { clock, consumer, deliver, settled, close } = await start(
       (_m, { signal }) =>
         new Promise((_resolve, reject) =>
-          signal.addEventListener('abort', () => reject(signal.reason)),
+          signal.addEventListener('abort', () =>
+            reject(new Error('aborted', { cause: signal.reason })),
+          ),
         ),
     );
     deliver('a');
