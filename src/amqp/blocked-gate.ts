@@ -2,7 +2,8 @@
  * The producer's gate on RabbitMQ's `connection.blocked`: the broker blocks a publishing
  * connection while a memory or disk alarm is on, and every publish sent meanwhile hangs,
  * unconfirmed. The gate closes on `blocked` and reopens on `unblocked`, so a publisher refuses
- * at once instead.
+ * at once instead. RabbitMQ sends `blocked` to a connection when it publishes during an alarm:
+ * the first publish after the alarm still goes out (and hangs until the alarm clears).
  *
  * @module
  */
