@@ -1,0 +1,155 @@
+/**
+ * A simulated server: K slots behind a bounded FIFO line (a real `concurrencyLimit` whose limit
+ * follows the capacity schedule), optionally Spillway's admission in front (another real
+ * `concurrencyLimit`, fixed or adaptive, that honours the propagated deadline). Served, it
+ * answers, refuses, or calls its callees and passes their failure up as the HTTP guard would:
+ * a refusal with its signal (`never` once a layer below retried), anything else a 500.
+ *
+ * @module
+ */
+import {
+  aimdLimit,
+  concurrencyLimit,
+  DependencyOverloadedError,
+  gradientLimit,
+  rejectionError,
+  vegasLimit,
+  type ConcurrencyLimit,
+  type LimitSource,
+  type RetrySignal,
+} from '../index.js';
+import { refusalFromError } from '../http/index.js';
+import type { SimClock } from './sim-clock.js';
+import type { Random } from './random.js';
+import type { SimLimit } from './types.js';
+
+/** A request as a server sees it. */
+export interface SimRequest {
+  /** The propagated deadline on the simulator's clock (Infinity: none). */
+  readonly expiresAt: number;
+  /** Set by the caller when it gives up; work served after that is wasted. */
+  abandoned: boolean;
+}
+
+/** What a server does once a request has been served. */
+export type Behaviour = (request: SimRequest) => Promise<void> | undefined;
+
+/** Counters of one server, filled in as it runs. */
+export interface ServerCounters {
+  received: number;
+  refused: number;
+  served: number;
+  wasted: number;
+  readonly receivedPerBucket: number[];
+}
+
+/** The built parts of a server (checked options). */
+export interface ServerParts {
+  readonly name: string;
+  readonly clock: SimClock;
+  readonly slots: { current: number };
+  readonly maxQueue: number;
+  readonly sample: () => number;
+  readonly guard: ConcurrencyLimit | undefined;
+  readonly bucketMs: number;
+  readonly maxBuckets: number;
+}
+
+/** Longest a request waits in a plain server's line: it never gives up on one. */
+const plainWaitMs = 24 * 3_600_000;
+
+/** The server; `behaviour` runs once a request has been served (`undefined`: answers ok). */
+export class SimServer {
+  readonly counters: ServerCounters = {
+    received: 0,
+    refused: 0,
+    served: 0,
+    wasted: 0,
+    receivedPerBucket: [],
+  };
+  behaviour: Behaviour = () => undefined;
+  readonly #p: ServerParts;
+  readonly #slots: ConcurrencyLimit;
+
+  constructor(p: ServerParts) {
+    this.#p = p;
+    this.#slots = concurrencyLimit({
+      limit: p.slots,
+      maxQueue: p.maxQueue,
+      maxQueueWaitMs: plainWaitMs,
+      clock: p.clock,
+    });
+  }
+
+  /** Serves `request`: resolves with success, rejects with what the caller receives. */
+  async handle(request: SimRequest): Promise<void> {
+    const p = this.#p;
+    const c = this.counters;
+    c.received++;
+    const bucket = Math.min(Math.floor(p.clock.now() / p.bucketMs), p.maxBuckets - 1);
+    c.receivedPerBucket[bucket] = (c.receivedPerBucket[bucket] ?? 0) + 1;
+    let guardPermit;
+    if (p.guard !== undefined) {
+      const g = await p.guard.acquire({ deadline: request.expiresAt });
+      if (!g.ok) {
+        c.refused++;
+        throw this.#passedUp(rejectionError(g.reason, { retryAfterMs: g.retryAfterMs }));
+      }
+      guardPermit = g.permit;
+    }
+    const slot = await this.#slots.acquire();
+    if (!slot.ok) {
+      c.refused++;
+      guardPermit?.release('dropped');
+      throw this.#refusal('later');
+    }
+    let outcome: 'ok' | 'dropped' = 'ok';
+    try {
+      await p.clock.sleep(p.sample());
+      c.served++;
+      if (request.abandoned) c.wasted++;
+      const next = this.behaviour(request);
+      if (next !== undefined) await next;
+    } catch (error) {
+      outcome = 'dropped';
+      throw this.#passedUp(error);
+    } finally {
+      slot.permit.release(outcome);
+      guardPermit?.release(outcome);
+    }
+  }
+
+  /** The refusal a leaf set to `answer: 'refuse'` answers with (a bare 503). */
+  refusalForAnswer(): DependencyOverloadedError {
+    return this.#refusal('later');
+  }
+
+  /** A 503 with `signal`, as the caller's client reads it. */
+  #refusal(signal: RetrySignal, retryAfterMs?: number): DependencyOverloadedError {
+    const name = this.#p.name;
+    return new DependencyOverloadedError(`${name} refused the request (503)`, {
+      signal,
+      retryAfterMs,
+      dependency: name,
+      status: 503,
+    });
+  }
+
+  /** What the caller receives for a failure here: the guard's refusal for it, or a 500. */
+  #passedUp(error: unknown): Error {
+    if (error instanceof DependencyOverloadedError && error.dependency === this.#p.name) {
+      return error;
+    }
+    const refusal = refusalFromError(error);
+    if (refusal === undefined) return new Error(`${this.#p.name} failed (500)`, { cause: error });
+    return this.#refusal(refusal.signal ?? 'later', refusal.retryAfterMs);
+  }
+}
+
+/** The guard's limit: a number, or a fresh adaptive limit by name. */
+export function guardLimit(limit: SimLimit, random: Random): number | LimitSource {
+  if (limit === 'aimd') return aimdLimit();
+  if (limit === 'gradient') return gradientLimit();
+  if (limit === 'vegas') return vegasLimit({ random });
+  return limit;
+}
