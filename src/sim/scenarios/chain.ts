@@ -72,6 +72,8 @@ export interface ChainScenarioOptions {
   readonly seed?: number;
   /** Only these policies (names of {@link chainPolicies}). @default all */
   readonly policies?: readonly string[];
+  /** Whether to run the 1.5× overload too (`overloaded` is empty without it). @default true */
+  readonly overload?: boolean;
 }
 
 const hop = (name: string, to: string, retry: RetryPolicy): SimNode => ({
@@ -169,7 +171,7 @@ export async function chainScenario(options: ChainScenarioOptions = {}): Promise
       );
     }
     r.push(rowOf(p, await refusing(seed, p)));
-    o.push(rowOf(p, await overloaded(seed, p)));
+    if (options.overload !== false) o.push(rowOf(p, await overloaded(seed, p)));
   }
   return { scenario: 'chain', seed, refusing: r, overloaded: o };
 }

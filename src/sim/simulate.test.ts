@@ -1,0 +1,107 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { SpillwayConfigError } from '../index.js';
+import { SimEventsFullError, simulate, type SimulationOptions } from './index.js';
+
+const base: SimulationOptions = {
+  seed: 7,
+  durationMs: 5_000,
+  drainMs: 2_000,
+  nodes: [
+    {
+      name: 'api',
+      slots: 4,
+      serviceTime: { kind: 'exponential', meanMs: 20 },
+      maxQueue: 20,
+      calls: [{ to: 'db', retry: { kind: 'spillway', options: { timeoutMs: 100 } } }],
+    },
+    {
+      name: 'db',
+      slots: 2,
+      serviceTime: {
+        kind: 'histogram',
+        buckets: [
+          { upToMs: 5, count: 80 },
+          { upToMs: 50, count: 20 },
+        ],
+      },
+      maxQueue: 10,
+      capacityChanges: [
+        { atMs: 2_000, slots: 1 },
+        { atMs: 3_000, slots: 2 },
+      ],
+    },
+  ],
+  clients: [
+    {
+      name: 'users',
+      to: 'api',
+      deadlineMs: 500,
+      arrivals: { ratePerSec: 150 },
+      retry: { kind: 'spillway' },
+    },
+  ],
+};
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('simulate', () => {
+  it('gives byte-identical JSON for the same seed, and another answer for another seed', async () => {
+    const a = JSON.stringify(await simulate(base));
+    const b = JSON.stringify(await simulate(base));
+    const c = JSON.stringify(await simulate({ ...base, seed: 8 }));
+    expect(a).toBe(b);
+    expect(c).not.toBe(a);
+  });
+
+  it('never draws from Math.random (the primitives get the seeded generator)', async () => {
+    const spy = vi.spyOn(Math, 'random');
+    await simulate(base);
+    expect(spy).not.toHaveBeenCalled();
+  });
+
+  it('answers a full line with a refusal, and counts it', async () => {
+    const r = await simulate({
+      durationMs: 1_000,
+      nodes: [{ name: 's', slots: 1, maxQueue: 0, serviceTime: { kind: 'constant', ms: 100 } }],
+      clients: [
+        {
+          name: 'u',
+          to: 's',
+          deadlineMs: 1_000,
+          arrivals: { ratePerSec: 100, process: 'constant' },
+          retry: { kind: 'none' },
+        },
+      ],
+    });
+    expect(r.nodes['s']!.refused).toBeGreaterThan(80);
+    expect(r.nodes['s']!.served).toBe(10);
+    expect(r.clients['u']!.succeeded).toBe(10);
+  });
+
+  it('fails the run when the event list is full', async () => {
+    await expect(simulate({ ...base, maxEvents: 5 })).rejects.toBeInstanceOf(SimEventsFullError);
+  });
+
+  it.each([
+    [{ durationMs: -1 }, /`durationMs`.*-1/],
+    [{ seed: 1.5 }, /`seed`.*1\.5/],
+    [{ clients: [{ ...base.clients[0]!, to: 'nowhere' }] }, /`clients\[0\]\.to`.*nowhere/],
+    [
+      { clients: [{ ...base.clients[0]!, retry: { kind: 'twice' } }] },
+      /`clients\[0\]\.retry\.kind`.*twice/,
+    ],
+    [
+      { nodes: [{ ...base.nodes[1]!, serviceTime: { kind: 'normal' } }] },
+      /`nodes\[0\]\.serviceTime\.kind`.*normal/,
+    ],
+    [{ nodes: [{ ...base.nodes[1]!, slots: 0 }] }, /`nodes\[0\]\.slots`.*0/],
+    [
+      { clients: [{ ...base.clients[0]!, arrivals: { ratePerSec: -3 } }] },
+      /`clients\[0\]\.arrivals\.ratePerSec`.*-3/,
+    ],
+  ])('refuses bad options by name: %j', async (patch, message) => {
+    const run = simulate({ ...base, ...patch } as SimulationOptions);
+    await expect(run).rejects.toBeInstanceOf(SpillwayConfigError);
+    await expect(run).rejects.toThrow(message);
+  });
+});
