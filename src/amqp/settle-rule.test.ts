@@ -40,6 +40,10 @@ describe('settle', () => {
     const elsewhere = new DependencyOverloadedError('x', { signal: 'elsewhere' });
     const never = new DependencyOverloadedError('x', { signal: 'never' });
     expect(settle(failed(elsewhere), facts)).toEqual({ action: 'requeue', afterMs: 0 });
+    expect(settle(failed(elsewhere), { ...facts, redelivered: true })).toEqual({
+      action: 'requeue',
+      afterMs: 1_000,
+    });
     expect(settle(failed(never), facts)).toEqual({ action: 'dead-letter', reason: 'refused' });
   });
 
@@ -64,5 +68,10 @@ describe('refusalOf', () => {
     Object.defineProperty(foreign, Symbol.for('spillway.error'), { value: true });
     expect(refusalOf(foreign)).toEqual({ signal: 'never', retryAfterMs: undefined });
     expect(refusalOf(Object.assign(new Error('x'), { retryAfterMs: 5 }))).toBeUndefined();
+    // An HTTP client's 503 is a refusal too (core's classifyError).
+    expect(refusalOf(Object.assign(new Error('x'), { status: 503, retryAfterMs: 70 }))).toEqual({
+      signal: 'later',
+      retryAfterMs: 70,
+    });
   });
 });

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { retrySignals, type RetrySignal } from '../core/errors/overloaded-error.js';
+import type { RetrySignal } from '../core/errors/overloaded-error.js';
+import { classifyError } from '../core/retry/classify.js';
 import { isSpillwayError } from '../core/errors/spillway-error.js';
 
 /** Why a message was dead-lettered (`nack` without requeue). */
@@ -31,19 +32,18 @@ export interface Refusal {
 }
 
 /**
- * The refusal an error stands for: a Spillway error with a `signal` (`later`, `elsewhere`,
- * `never`), or with a `retryAfterMs` and no signal (a limit's refusal: `later`). Anything else
- * is a plain failure (undefined). Works across two installed copies of Spillway.
+ * The refusal an error stands for: what core's `classifyError` reads off it (a `signal` of
+ * `later`, `elsewhere` or `never`, an HTTP 429 or 503, a network error before sending), or a
+ * local limit's refusal carrying a `retryAfterMs` (`later`). Anything else is a plain failure
+ * (undefined). Works across two installed copies of Spillway.
  */
 export function refusalOf(error: unknown): Refusal | undefined {
-  if (!isSpillwayError(error)) return undefined;
-  const e = error as { signal?: unknown; retryAfterMs?: unknown };
-  const retryAfterMs =
-    typeof e.retryAfterMs === 'number' && e.retryAfterMs >= 0 ? e.retryAfterMs : undefined;
-  if (retrySignals.includes(e.signal as RetrySignal)) {
-    return { signal: e.signal as RetrySignal, retryAfterMs };
-  }
-  return retryAfterMs === undefined ? undefined : { signal: 'later', retryAfterMs };
+  const c = classifyError(error);
+  if (c !== undefined) return { signal: c.signal, retryAfterMs: c.retryAfterMs };
+  const ms = (error as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  return isSpillwayError(error) && typeof ms === 'number' && ms >= 0 && ms < Infinity
+    ? { signal: 'later', retryAfterMs: ms }
+    : undefined;
 }
 
 /** The facts the rule reads besides the outcome. */
@@ -59,8 +59,8 @@ export interface SettleFacts {
 /**
  * The rule. Success: ack. Past its deadline (the signal aborted): dead-letter `expired`.
  * Refused downstream with `later`: requeue after `retryAfterMs`, unless the deadline comes
- * first (dead-letter `expired`: the work would be dead by then). `elsewhere`: requeue now.
- * `never`: dead-letter `refused`. Any other failure: requeue once; a redelivered message that
+ * first (dead-letter `expired`: the work would be dead by then). `elsewhere`: requeue now the
+ * first time, then as `later`. `never`: dead-letter `refused`. Any other failure: requeue once; a redelivered message that
  * fails again is dead-lettered `failed` (so a poison message cannot loop).
  */
 export function settle(outcome: HandlerOutcome, facts: SettleFacts): Settlement {
@@ -70,7 +70,9 @@ export function settle(outcome: HandlerOutcome, facts: SettleFacts): Settlement 
   const refusal = refusalOf(outcome.error);
   if (refusal !== undefined) {
     if (refusal.signal === 'never') return { action: 'dead-letter', reason: 'refused' };
-    if (refusal.signal === 'elsewhere') return { action: 'requeue', afterMs: 0 };
+    // Another consumer may fare better, once; after that, wait as for `later` (no hot loop).
+    if (refusal.signal === 'elsewhere' && !facts.redelivered)
+      return { action: 'requeue', afterMs: 0 };
     const afterMs = refusal.retryAfterMs ?? facts.defaultRetryAfterMs;
     return afterMs >= facts.remainingMs
       ? { action: 'dead-letter', reason: 'expired' }
