@@ -57,9 +57,9 @@ describe('the demo’s decision panels', () => {
       ['abandoned', [0, 4], '2.0/s'],
     ]);
     expect(inFlight!.series.map((s) => [s.label, s.values, s.whole, s.dashed === true])).toEqual([
+      ['in line', [4, 10], 'max 10', false],
       ['in flight', [10, 10], 'max 10', false],
       ['limit', [10, 12], '10–12', true],
-      ['in line', [4, 10], 'max 10', false],
     ]);
     // Nobody left the line in the first window: a gap, not a zero wait.
     expect(line!.unit).toBe('ms');

@@ -106,12 +106,20 @@ export function decisionPanels(
     title: 'Server: in flight vs limit (peak per window)',
     unit: 'count',
     t,
+    // Drawn in this order: the limit last, on top of a line that reaches it.
     series: [
+      {
+        label: 'in line',
+        values: windows.map((w) => w.peakQueued),
+        whole: peak((w) => w.peakQueued),
+        colour: '#d97706',
+      },
       {
         label: 'in flight',
         values: windows.map((w) => w.peakInFlight),
         whole: peak((w) => w.peakInFlight),
         colour: '#2563eb',
+        fill: true,
       },
       {
         label: 'limit',
@@ -119,12 +127,6 @@ export function decisionPanels(
         whole: limits.length === 0 ? '–' : lo === hi ? String(lo) : `${lo}–${hi}`,
         colour: '#0f172a',
         dashed: true,
-      },
-      {
-        label: 'in line',
-        values: windows.map((w) => w.peakQueued),
-        whole: peak((w) => w.peakQueued),
-        colour: '#d97706',
       },
     ],
   };

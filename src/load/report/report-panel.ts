@@ -13,8 +13,10 @@ export interface ReportPanelSeries {
   readonly values: readonly (number | null)[];
   /** What the legend shows while nothing is hovered: the whole run's figure (`'12.5/s'`). */
   readonly whole: string;
-  /** A CSS colour. @default the report's palette, in order */
+  /** A CSS colour, `#rrggbb`. @default the report's palette, in order */
   readonly colour?: string;
+  /** A translucent area under the line, for a level (requests in flight). @default false */
+  readonly fill?: boolean;
   /** A dashed line, for a bound (a limit) rather than a measure. @default false */
   readonly dashed?: boolean;
 }

@@ -31,6 +31,14 @@ export const runCardsScript = String.raw`
       return v === null ? '–' : v.toFixed(r.grainMs < 1000 ? 2 : 0) + ' s';
     }) };
   }
+  // A card's charts share their time axis: the run's points and its panels' together.
+  function xScale(r) {
+    if (r.panels.length === 0) return { time: false };
+    var ts = r.timeline.t;
+    r.panels.forEach(function (p) { ts = ts.concat(p.t); });
+    var lo = Math.min.apply(null, ts), hi = Math.max.apply(null, ts);
+    return hi > lo ? { time: false, range: [lo, hi] } : { time: false };
+  }
   function grainText(r) { return r.grainMs < 1000 ? 'per ' + r.grainMs + ' ms' : 'per second'; }
 
   function kpis(card, r) {
@@ -69,7 +77,7 @@ export const runCardsScript = String.raw`
       series.push({ label: g.name, stroke: colour, width: 2.5, value: legend(rate(s.goodputPerSec) + '/s', perSec) });
       series.push({ label: g.name + ' offered', stroke: colour, width: 1.25, dash: [5, 4], value: legend(rate(s.offeredPerSec) + '/s', perSec) });
     });
-    chart(box, { height: 200, scales: { x: { time: false }, y: { range: [0, ymax * 1.08] } },
+    chart(box, { height: 200, scales: { x: xScale(r), y: { range: [0, ymax * 1.08] } },
       axes: axes(short, 'req/s'), series: series, cursor: { sync: { key: sync } } }, columns);
     if (r.groups.length > r.groupTimelines.length) {
       add(card, el('p', 'caption', 'The first ' + r.groupTimelines.length + ' of ' + r.groups.length + ' groups; the table has them all.'));
@@ -94,7 +102,7 @@ export const runCardsScript = String.raw`
       columns.push(w[k]);
       series.push({ label: k, stroke: C[k], width: 1.5, value: legend(whole(t[k]), perSec) });
     });
-    chart(box, { height: 220, scales: { x: { time: false }, y: { range: [0, ymax * 1.08] } },
+    chart(box, { height: 220, scales: { x: xScale(r), y: { range: [0, ymax * 1.08] } },
       axes: axes(short, 'req/s'), series: series, cursor: { sync: { key: sync } } }, columns);
   }
 
@@ -106,7 +114,7 @@ export const runCardsScript = String.raw`
       add(box, el('p', 'empty', 'No ok answers in this run.'));
       return;
     }
-    chart(box, { height: 200, scales: { x: { time: false }, y: { distr: 3, log: 10, range: range } },
+    chart(box, { height: 200, scales: { x: xScale(r), y: { distr: 3, log: 10, range: range } },
       axes: axes(msTick, 'ms (log)'), cursor: { sync: { key: sync } },
       series: [
         timeSeries(r, 'whole run'),
@@ -120,18 +128,19 @@ export const runCardsScript = String.raw`
     var format = p.unit === 'ms' ? ms : p.unit === 'per-second' ? perSec : function (v) {
       return v === null || v === undefined ? '–' : short(v);
     };
-    var tick = p.unit === 'ms' ? msTick : short;
+    var tick = p.unit === 'ms' ? function (v) { return v === 0 ? '0' : msTick(v); } : short;
     add(card, el('h4', null, p.title));
     var box = add(card, el('div', 'chart'));
     var columns = [p.t];
     var series = [timeSeries(r, 'whole run')];
     p.series.forEach(function (s, i) {
       columns.push(s.values);
-      series.push({ label: s.label, stroke: s.colour || palette[i % palette.length], width: s.dashed ? 1.5 : 2,
-        dash: s.dashed ? [6, 4] : undefined, spanGaps: false, value: legend(s.whole, format) });
+      var colour = s.colour || palette[i % palette.length];
+      series.push({ label: s.label, stroke: colour, width: s.dashed ? 1.5 : 2, dash: s.dashed ? [6, 4] : undefined,
+        fill: s.fill ? colour + '26' : undefined, spanGaps: false, value: legend(s.whole, format) });
     });
-    chart(box, { height: 180, scales: { x: { time: false }, y: { range: [0, ymax * 1.08] } },
-      axes: axes(tick, p.unit === 'ms' ? 'ms' : p.unit === 'per-second' ? 'per s' : 'requests'),
+    chart(box, { height: 180, scales: { x: xScale(r), y: { range: [0, ymax * 1.08] } },
+      axes: axes(tick, p.unit === 'ms' ? 'ms' : p.unit === 'per-second' ? 'req/s' : 'requests'),
       series: series, cursor: { sync: { key: sync } } }, columns);
     if (p.caption) add(card, el('p', 'caption', p.caption));
   }
