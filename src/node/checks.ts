@@ -80,6 +80,12 @@ export class Checks implements Landing<AdmitResult> {
     if (releaseChannel.hasSubscribers) publishRelease(context, outcome, this.#s.clock.now());
   };
 
+  /** {@link #onFinish} on a route whose keys hold shares of its slots: the key's slot back too. */
+  readonly #onFinishShared = (context: Admitted, outcome: PermitOutcome): void => {
+    this.#onFinish(context, outcome);
+    this.#routes.byName(context.route)?.tenants?.give(context.key);
+  };
+
   constructor(settings: GuardSettings, routes: RouteTable) {
     this.#s = settings;
     this.#routes = routes;
@@ -194,6 +200,10 @@ export class Checks implements Landing<AdmitResult> {
       if (this.#inflight >= this.#maxInFlight) return this.#refuse(processOverloaded, p);
       return this.#admitted(new Admitted(this.#init(p)).start(undefined));
     }
+    const tenants = route.tenants;
+    if (tenants !== undefined && !tenants.mayTake(this.#keyFor(p), limiter, limiter.queued)) {
+      return this.#refuse(overShare, p);
+    }
     const now = limiter.tryAcquire();
     if (now.ok) {
       // The process-wide cap, after the route's own: its permit goes back if the process is full.
@@ -225,6 +235,17 @@ export class Checks implements Landing<AdmitResult> {
       permit.release('ignored');
       return this.#refuse(processOverloaded, init);
     }
+    const route =
+      init.onFinish === this.#onFinishShared ? this.#routes.byName(init.route) : undefined;
+    const tenants = route?.tenants;
+    if (tenants !== undefined) {
+      // Its turn came, but its key took its share while it waited: the slot goes to the next.
+      if (!tenants.mayTake(init.key, route!.limiter!, route!.limiter!.queued)) {
+        permit.release('ignored');
+        return this.#refuse(overShare, init);
+      }
+      tenants.take(init.key);
+    }
     return this.#admitted(new Admitted(init, controller).start(permit), true);
   }
 
@@ -244,6 +265,7 @@ export class Checks implements Landing<AdmitResult> {
       permit.release('ignored');
       throw error;
     }
+    p.route.tenants?.take(init.key);
     return this.#admitted(new Admitted(init).start(permit));
   }
 
@@ -265,7 +287,7 @@ export class Checks implements Landing<AdmitResult> {
       res: p.res,
       startedAt: now,
       publishKey: this.#s.publishKey,
-      onFinish: this.#onFinish,
+      onFinish: route.tenants === undefined ? this.#onFinish : this.#onFinishShared,
     };
   }
 
@@ -345,5 +367,11 @@ export class Checks implements Landing<AdmitResult> {
 }
 
 const spentDeadline: Refusal = Object.freeze({ reason: 'deadline' });
+/** This client holds its share of the route's slots (`tenantShare`). */
+const overShare: Refusal = Object.freeze({
+  reason: 'capacity',
+  retryAfterMs: 1_000,
+  detail: "This client holds its share of the route's slots; others are served first.",
+});
 /** The process itself is full: its event loop, its memory, or its requests in flight. */
 const processOverloaded: Refusal = Object.freeze({ reason: 'overloaded', retryAfterMs: 1_000 });

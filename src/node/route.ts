@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { TenantShares, type TenantShareOptions } from './tenant-shares.js';
 import type { IncomingMessage } from 'node:http';
 import {
   SpillwayConfigError,
@@ -67,6 +68,11 @@ export interface RouteSettings {
   readonly deadlineMs?: number;
   /** Criticality policy. */
   readonly criticality?: CriticalityPolicy;
+  /**
+   * Isolation of capacity: no client key holds more than `maxShare` of the route's slots
+   * (`borrow`: unless the slot is free and nobody waits); `false` for none. @default false
+   */
+  readonly tenantShare?: TenantShareOptions | false;
 }
 
 /** A route: what it matches, and its settings. */
@@ -99,6 +105,8 @@ export interface Route {
   readonly defaultCriticality: Criticality;
   /** Waiters allowed per criticality rank (share × maxQueue). */
   readonly lineAllowance: readonly number[];
+  /** Slots held per client key, when the route isolates them (`tenantShare`). */
+  readonly tenants: TenantShares | undefined;
 }
 
 const defaultShares: Record<Criticality, number> = {
@@ -151,6 +159,15 @@ export function buildRoute(
           })
         : keyedTokenBuckets({ ...common, store: quotaOption.store });
   }
+  const shareOption = pick('tenantShare') ?? false;
+  if (shareOption !== false && limiter === undefined) {
+    throw new SpillwayConfigError(
+      `${name}.tenantShare`,
+      'used with a limit (there are no slots to share)',
+      shareOption,
+    );
+  }
+  const tenants = shareOption === false ? undefined : new TenantShares(name, shareOption);
   const deadlineMs = pick('deadlineMs') ?? 30_000;
   if (typeof deadlineMs !== 'number' || !(deadlineMs > 0) || !Number.isFinite(deadlineMs)) {
     throw new SpillwayConfigError(
@@ -204,6 +221,7 @@ export function buildRoute(
     ceilingRank: criticalityRank(ceiling),
     defaultCriticality: fallback,
     lineAllowance,
+    tenants,
   };
 }
 

@@ -138,6 +138,58 @@ describe('admission over node:http', () => {
     expect(() => admission({ maxInFlight: 0 })).toThrow(/`maxInFlight`.*got 0/);
   });
 
+  it('tenantShare: no key holds more than its share of the slots; borrowing gives way to others', async () => {
+    const g = gate();
+    const key = (req: { headers: Record<string, unknown> }) => req.headers['x-client-id'] as string;
+    const as = (id: string, path = '/work') => send(port, { path, headers: { 'x-client-id': id } });
+    const { port } = await start(
+      { limit: 4, key, tenantShare: { maxShare: 0.5 } },
+      g.handler,
+    );
+    const held = [as('a'), as('a')];
+    await until(() => g.open.length === 2);
+    const third = await as('a', '/fast');
+    expect(third.status).toBe(503);
+    expect(third.json()).toMatchObject({
+      type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
+      detail: expect.stringMatching(/its share of the route's slots/) as unknown,
+    });
+    expect((await as('b', '/fast')).status).toBe(200); // the others' slots are theirs
+    g.releaseAll();
+    await Promise.all(held);
+    expect((await as('a', '/fast')).status).toBe(200); // back under its share
+
+    // Borrowing: a key over its share takes free slots nobody waits for, and no more.
+    const b = gate();
+    const lend = await start(
+      {
+        limit: 3,
+        maxQueue: 2,
+        maxQueueWaitMs: 10_000,
+        key,
+        tenantShare: { maxShare: 0.34, borrow: true },
+      },
+      b.handler,
+    );
+    const by = (id: string, path = '/work') =>
+      send(lend.port, { path, headers: { 'x-client-id': id } });
+    const greedy = [by('a'), by('a'), by('a')];
+    await until(() => b.open.length === 3);
+    expect(lend.guard.stats()).toMatchObject({ active: 3 });
+    const polite = by('b', '/fast'); // waits in line for a slot
+    await until(() => lend.guard.stats()?.queued === 1);
+    // While b waits, a is held to its share: refused at the door.
+    expect((await by('a', '/fast')).status).toBe(503);
+    b.open.shift()!(); // one of a's finishes: the slot goes to b
+    expect((await polite).status).toBe(200);
+    b.releaseAll();
+    await Promise.all(greedy);
+    expect(() => admission({ tenantShare: { maxShare: 0 } })).toThrow(/tenantShare.maxShare/);
+    expect(() => admission({ limit: false, tenantShare: { maxShare: 0.5 } })).toThrow(
+      /tenantShare/,
+    );
+  });
+
   it('memory pressure sheds sheddable work and holds in flight where it stood', async () => {
     const clock = createVirtualClock();
     const usage = { heapUsedBytes: 10, rssBytes: 10 };
