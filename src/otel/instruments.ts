@@ -3,8 +3,8 @@
  * place: modelled on OpenTelemetry's stable conventions for rate-limiting middleware
  * (`aspnetcore.rate_limiting.*`: a result attribute, active leases, queued requests, time in
  * queue, lease duration), with Spillway's own attributes. Durations are in seconds, as the
- * conventions ask; Prometheus exporters turn `spillway.admission.time_in_queue` into
- * `spillway_admission_time_in_queue_seconds` and counters into `…_total` unchanged.
+ * conventions ask; OpenTelemetry's Prometheus exporter (0.2xx) turns dots into underscores and
+ * counters into `…_total`, and gives the unit in a `# UNIT` line, not in the name.
  *
  * @module
  */
