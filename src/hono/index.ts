@@ -151,11 +151,18 @@ function refusalOf(c: Ctx, response: RefusalResponse, closeConnection: boolean):
 }
 
 /**
+ * The runtime's own Response class, taken when this module loads: `@hono/node-server` puts a
+ * lighter one of its own in its place once it serves, and writes the fields of that one's
+ * responses without looking at them, where it honours the mark below only on a runtime one.
+ */
+const WebResponse = globalThis.Response;
+
+/**
  * Tells `@hono/node-server` that the response went out on the raw socket already (its
  * `RESPONSE_ALREADY_SENT`, made here so that importing this module does not need the package).
  */
 function alreadySent(): Response {
-  return new Response(null, { headers: { 'x-hono-already-sent': 'true' } });
+  return new WebResponse(null, { headers: { 'x-hono-already-sent': 'true' } });
 }
 
 /**

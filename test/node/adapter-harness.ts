@@ -1,10 +1,15 @@
-// The same guard behind each of the three adapters (node:http, Express 5, Fastify 5), on port 0,
-// for tests that hold them to the same behaviour.
+// The same guard behind each of the five adapters (node:http, Express 5, Fastify 5, Koa 3 and
+// Hono 4 on @hono/node-server), on port 0, for tests that hold them to the same behaviour.
 import { createServer, type Server } from 'node:http';
+import { createAdaptorServer } from '@hono/node-server';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { Hono } from 'hono';
+import Koa from 'koa';
 import { spillway } from '../../src/express/index.js';
 import { fastifySpillway } from '../../src/fastify/index.js';
+import { spillway as honoSpillway, type SpillwayEnv } from '../../src/hono/index.js';
+import { spillway as koaSpillway, type SpillwayState } from '../../src/koa/index.js';
 import { admission, type AdmissionOptions, type RequestContext } from '../../src/node/index.js';
 import { close, listen } from '../helpers/http.js';
 
@@ -24,7 +29,7 @@ export interface Harness {
 
 export type Adapter = (options: AdmissionOptions, work: Work) => Promise<Harness>;
 
-export const adapters: Record<'node' | 'express' | 'fastify', Adapter> = {
+export const adapters: Record<'node' | 'express' | 'fastify' | 'koa' | 'hono', Adapter> = {
   node: async (options, work) => {
     const guard = admission(options);
     const server = createServer(
@@ -76,6 +81,42 @@ export const adapters: Record<'node' | 'express' | 'fastify', Adapter> = {
       stats: () => app.spillway.stats(),
       inflight: () => app.spillway.inflight,
       stop: () => app.close(),
+    };
+  },
+  koa: async (options, work) => {
+    const app = new Koa<SpillwayState>();
+    const guard = koaSpillway(options);
+    app.use(guard);
+    app.use(async (ctx) => {
+      ctx.body = ctx.path === '/healthz' ? 'ok' : await work(ctx.url, ctx.state.spillway);
+    });
+    // Errors the guard does not answer are Koa's to log; none are expected here.
+    app.silent = true;
+    const handle = app.callback();
+    const server: Server = createServer((req, res) => void handle(req, res));
+    return {
+      port: await listen(server),
+      server,
+      stats: () => guard.admission.stats(),
+      inflight: () => guard.admission.inflight,
+      stop: () => close(server),
+    };
+  },
+  hono: async (options, work) => {
+    const app = new Hono<SpillwayEnv>();
+    const guard = honoSpillway(options);
+    app.use(guard);
+    app.get('/healthz', (c) => c.text('ok'));
+    app.get('*', async (c) => c.text(await work(c.env.incoming.url!, c.var.spillway)));
+    // Hono's own onError logs what it catches; the guard answers overload after it.
+    app.onError((_error, c) => c.text('Internal Server Error', 500));
+    const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+    return {
+      port: await listen(server),
+      server,
+      stats: () => guard.admission.stats(),
+      inflight: () => guard.admission.inflight,
+      stop: () => close(server),
     };
   },
 };

@@ -1,5 +1,5 @@
-// The same guard through all three adapters (node:http, Express 5, Fastify 5), over real
-// sockets on port 0: every refusal reason must come out byte-for-byte the same.
+// The same guard through all five adapters (node:http, Express 5, Fastify 5, Koa 3, Hono 4), over
+// real sockets on port 0: every refusal reason must come out byte-for-byte the same.
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DependencyOverloadedError } from '../../src/index.js';
@@ -162,8 +162,8 @@ describe('every adapter answers exactly like the node guard', () => {
     }
   });
 
-  it('Express and Fastify hold the permit until the handler settles and abort it on disconnect', async () => {
-    for (const name of ['express', 'fastify'] as const) {
+  it('Express, Fastify, Koa and Hono hold the permit until the handler settles and abort it on disconnect', async () => {
+    for (const name of ['express', 'fastify', 'koa', 'hono'] as const) {
       const stopped: string[] = [];
       const h = await adapters[name](
         { limit: 1, clock: createVirtualClock() },

@@ -47,7 +47,13 @@ const options: AdmissionOptions = {
 };
 
 /** The guarded route's name in each adapter's harness. */
-const routeOf = { node: 'default', express: 'default-express', fastify: 'default' } as const;
+const routeOf = {
+  node: 'default',
+  express: 'default-express',
+  fastify: 'default',
+  koa: 'default',
+  hono: 'default',
+} as const;
 
 const failure = {
   reason: 'failure',
