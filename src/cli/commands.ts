@@ -9,4 +9,5 @@ export const commands: Readonly<Record<string, () => Promise<Command>>> = {
   demo: async () => (await import('./demo.js')).demo,
   serve: async () => (await import('./serve.js')).serve,
   load: async () => (await import('./load.js')).command,
+  sim: async () => (await import('./sim.js')).command,
 };
