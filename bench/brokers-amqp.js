@@ -8,8 +8,11 @@
 // second (median of rounds), consumeWithPermits / hand-written, and this process's CPU time per
 // message (user + system, median), which a busy machine disturbs less than throughput.
 //
+// With --fake, no broker: both consumers run against an in-process channel that redelivers as
+// soon as a message is acked, so the figure is each consumer's own CPU cost per message.
+//
 // Usage: npm run build && node bench/brokers-amqp.js [--messages 20000] [--rounds 5]
-//        [--prefetch 16] [--dist dist] [--json]
+//        [--prefetch 16] [--dist dist] [--json] [--fake]
 // Needs RabbitMQ at 127.0.0.1:5672 (guest/guest); its queues are named spw-bench-* and deleted.
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -25,6 +28,7 @@ const { values } = parseArgs({
     dist: { type: 'string', default: 'dist' },
     url: { type: 'string', default: 'amqp://guest:guest@127.0.0.1:5672' },
     json: { type: 'boolean', default: false },
+    fake: { type: 'boolean', default: false },
   },
 });
 const messages = Number(values.messages);
@@ -38,10 +42,16 @@ const handlers = {
   io: () => new Promise((r) => setTimeout(r, 1)),
 };
 
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const body = Buffer.alloc(64, 1);
+if (values.fake) {
+  await ownCost();
+  process.exit(0);
+}
+
 const connection = await amqp.connect(values.url);
 connection.on('error', () => {});
 const setup = await connection.createConfirmChannel();
-const body = Buffer.alloc(64, 1);
 
 /** A fresh queue holding `count` messages, all confirmed. */
 async function filledQueue(count) {
@@ -103,7 +113,6 @@ const peers = {
   },
 };
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const results = [];
 for (const [handlerName, handler] of Object.entries(handlers)) {
   const rates = Object.fromEntries(Object.keys(peers).map((p) => [p, []]));
@@ -146,6 +155,95 @@ else {
   for (const r of results) {
     console.log(
       `${r.handler.padEnd(8)} ${String(r.handWrittenPerSec).padStart(18)}  ${String(r.consumeWithPermitsPerSec).padStart(24)}  ${r.ratio.toFixed(3)}  ${r.handWrittenCpuUsPerMsg} / ${r.consumeWithPermitsCpuUsPerMsg}`,
+    );
+  }
+}
+
+/** Both consumers against a fake channel: µs per message, median of rounds. */
+async function ownCost() {
+  const count = messages * 10;
+  const fakeChannel = () => {
+    let onMessage;
+    let acked = 0;
+    let outstanding = 0;
+    let sent = 0;
+    let limit = 0;
+    let done;
+    const finished = new Promise((r) => (done = r));
+    const push = () => {
+      while (outstanding < limit && sent < count) {
+        outstanding += 1;
+        sent += 1;
+        onMessage({
+          content: body,
+          fields: { deliveryTag: sent, redelivered: false },
+          properties: {},
+        });
+      }
+    };
+    const channel = {
+      prefetch: async (n) => void (limit = n),
+      consume: async (_q, fn) => {
+        onMessage = fn;
+        Promise.resolve().then(push);
+        return { consumerTag: 'fake' };
+      },
+      cancel: async () => {},
+      ack: () => {
+        outstanding -= 1;
+        acked += 1;
+        if (acked === count) done();
+        else Promise.resolve().then(push);
+      },
+      nack: () => {
+        throw new Error('unexpected nack');
+      },
+      on: () => {},
+      off: () => {},
+    };
+    return { channel, finished };
+  };
+  const us = { 'hand-written': [], consumeWithPermits: [] };
+  for (let round = 0; round < rounds; round++) {
+    {
+      const { channel, finished } = fakeChannel();
+      const t = performance.now();
+      await channel.prefetch(prefetch);
+      await channel.consume('q', (m) => void Promise.resolve().then(() => channel.ack(m)));
+      await finished;
+      us['hand-written'].push(((performance.now() - t) * 1000) / count);
+    }
+    {
+      const { channel, finished } = fakeChannel();
+      const t = performance.now();
+      const consumer = await consumeWithPermits({
+        channel,
+        queue: 'q',
+        limit: prefetch,
+        handler: () => {},
+      });
+      await finished;
+      us.consumeWithPermits.push(((performance.now() - t) * 1000) / count);
+      await consumer.stop();
+    }
+  }
+  const hand = median(us['hand-written']);
+  const ours = median(us.consumeWithPermits);
+  const result = {
+    mode: 'fake',
+    prefetch,
+    messages: count,
+    rounds,
+    handWrittenUsPerMsg: hand,
+    consumeWithPermitsUsPerMsg: ours,
+  };
+  if (values.json) console.log(JSON.stringify(result, null, 2));
+  else {
+    console.log(
+      `fake channel, prefetch ${prefetch}, ${count} messages per round, median of ${rounds}`,
+    );
+    console.log(
+      `hand-written ${hand.toFixed(2)} µs/msg, consumeWithPermits ${ours.toFixed(2)} µs/msg`,
     );
   }
 }
