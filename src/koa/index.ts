@@ -11,9 +11,9 @@
  *   gone (`settle-after-response.ts`).
  * - `ctx.state.spillway` is the request's context: the signal to pass down (it aborts on
  *   disconnect and at the deadline), the criticality, `remainingMs()`.
- * - A refusal is written by the same step as node:http's (`writeRefusal`, on `ctx.res`), with
- *   `ctx.status` set for the middleware before the guard (loggers) and Koa's own response turned
- *   off (`ctx.respond = false`). A dependency's overload thrown downstream is answered the same
+ * - A refusal is written by the same step as node:http's (`writeRefusal`, on `ctx.res`), and
+ *   Koa's own response turned off (`ctx.respond = false`); the middleware before the guard
+ *   (a logger) reads its status from `ctx.status` as usual. A dependency's overload thrown downstream is answered the same
  *   way (`answer-failure.ts`); any other error goes on up to Koa's error handling.
  * - A failure inside admission itself (a `key` function that throws) is answered 500 by the
  *   guard, on the raw response, exactly as node:http and Express answer it.
@@ -22,7 +22,6 @@
  */
 import type { DefaultContext, Middleware, Next, ParameterizedContext } from 'koa';
 import { systemClock } from '../index.js';
-import type { RefusalResponse } from '../http/index.js';
 import {
   admission,
   writeRefusal,
@@ -97,7 +96,7 @@ export function spillway(options: AdmissionOptions = {}): KoaGuard {
     ctx.respond = false;
     if (result.response !== undefined) {
       try {
-        writeRefusalOn(ctx, result.response, result.closeConnection);
+        writeRefusal(ctx.res, result.response, result.closeConnection);
       } catch (error) {
         guard.fail(error, ctx.req, ctx.res);
       }
@@ -126,16 +125,6 @@ export function spillway(options: AdmissionOptions = {}): KoaGuard {
 /** Routes added by `route` are taken by name, never by matching a path. */
 const never = (): boolean => false;
 
-/** Writes a refusal on the raw response, and tells Koa (and the middleware before) about it. */
-function writeRefusalOn(
-  ctx: SpillwayContext,
-  response: RefusalResponse,
-  closeConnection: boolean,
-): void {
-  ctx.status = response.status;
-  writeRefusal(ctx.res, response, closeConnection);
-}
-
 /**
  * How the Koa guard answers a failed downstream: refusals on the raw response, and failures that
  * are not overload (or come after the answer began) left to Koa's error handling.
@@ -147,7 +136,7 @@ function koaAnswerer(guard: Admission): Answerer<SpillwayContext> {
     canAnswer: (ctx) => !ctx.headerSent,
     write: (ctx, response) => {
       ctx.respond = false;
-      writeRefusalOn(ctx, response, false);
+      writeRefusal(ctx.res, response, false);
     },
   };
 }
