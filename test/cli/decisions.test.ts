@@ -2,27 +2,15 @@
 // requests over loopback, then /decisions — every admission decision counted once, in the
 // window it was made, with the limit and the peaks; and answered while a burst fills every
 // slot (the path is exempt from admission, and its requests are not counted).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { afterAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
 import type { DecisionTraceSnapshot } from '../../src/cli/serve/decision-trace.js';
+import { main, serveChildren } from './serve-child.js';
 
-const main = new URL('../../dist/cli/main.js', import.meta.url).pathname;
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) c.kill('SIGTERM');
-});
+const serveChild = serveChildren();
 
 async function serve(...args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [main, 'serve', ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  for await (const line of createInterface({ input: child.stdout })) {
-    const m = /^listening on (\d+)$/.exec(line);
-    if (m) return `http://127.0.0.1:${m[1]}`;
-  }
-  throw new Error('serve exited before listening');
+  return `http://127.0.0.1:${await serveChild(...args)}`;
 }
 
 async function decisions(url: string): Promise<DecisionTraceSnapshot> {

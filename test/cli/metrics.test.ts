@@ -3,27 +3,11 @@
 // by route and result, the exposition valid for Prometheus (`promtool check metrics`, from
 // Debian's prometheus package; .ci/run installs it) — and scraped again while a burst is in
 // flight. The scrapes themselves are exempt from admission.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { afterAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { main, serveChildren } from './serve-child.js';
 
-const main = new URL('../../dist/cli/main.js', import.meta.url).pathname;
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) c.kill('SIGTERM');
-});
-
-async function serve(...args: string[]): Promise<number> {
-  const child = spawn(process.execPath, [main, 'serve', ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  for await (const line of createInterface({ input: child.stdout })) {
-    const m = /^listening on (\d+)$/.exec(line);
-    if (m) return Number(m[1]);
-  }
-  throw new Error('serve exited before listening');
-}
+const serve = serveChildren();
 
 /** The value of the sample `name{…labels}` (labels matched as given, others ignored). */
 function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
