@@ -11,7 +11,6 @@ import { systemClock, type Clock } from '../core/clock/clock.js';
 import { concurrencyLimit } from '../core/concurrency-limit/concurrency-limit.js';
 import type { Permit } from '../core/concurrency-limit/permit.js';
 import type { ConcurrencyLimit } from '../core/concurrency-limit/types.js';
-import { deadline } from '../core/deadline/deadline.js';
 import { Emitter, type Event } from '../core/events/emitter.js';
 import { SpillwayConfigError } from '../core/errors/config-error.js';
 import {
@@ -20,6 +19,7 @@ import {
   positiveInteger,
   positiveNumber,
 } from '../core/internal/validate.js';
+import { HandlerRun } from './handler-run.js';
 import type { FetchedLike, JetStreamMessageLike } from './nats-like.js';
 import type {
   ConsumeWithPermitsOptions,
@@ -27,7 +27,7 @@ import type {
   PermitConsumerCounts,
   SettleEvent,
 } from './permit-consumer-types.js';
-import { settle, type HandlerEnd, type NatsSettlement } from './settle.js';
+import { settle, type NatsSettlement } from './settle.js';
 
 export type * from './permit-consumer-types.js';
 
@@ -57,7 +57,13 @@ class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
   readonly #settled = new Emitter<SettleEvent<M>>();
   readonly #stopping = new AbortController();
   #handlerTimeoutMs = 30_000;
-  #fetched: FetchedLike<M> | undefined;
+  /** Pulls under way (each holds at least one permit, so there are at most `limit`). */
+  readonly #pulls = new Set<Promise<void>>();
+  readonly #fetches = new Set<FetchedLike<M>>();
+  /** Permits held by pulls for messages not yet arrived. */
+  #reserved = 0;
+  #failures = 0;
+  #lastFailure: unknown;
   #inFlight = 0;
   #drained: (() => void) | undefined;
   #counts = { acked: 0, naked: 0, termed: 0 };
@@ -103,30 +109,46 @@ class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
 
   async stop(): Promise<void> {
     this.#stopping.abort();
-    this.#fetched?.stop();
+    for (const f of this.#fetches) f.stop();
     await this.done.catch(() => undefined);
     if (this.#inFlight > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
   }
 
+  /**
+   * Takes free permits and starts a pull for them, without waiting for it to end: while one
+   * pull's handlers run, the permits they free go into the next pull.
+   */
   async #loop(): Promise<void> {
     if (this.#o.handlerTimeoutMs === undefined) await this.#readAckWait();
-    let failures = 0;
-    while (!this.#stopping.signal.aborted) {
+    const stopping = this.#stopping.signal;
+    while (!stopping.aborted) {
+      if (this.#failures >= maxPullFailures) {
+        this.#stopping.abort();
+        throw this.#lastFailure;
+      }
+      if (this.#failures > 0) {
+        await this.#clock.sleep(this.#retryDelayMs, stopping).catch(() => undefined);
+      }
       const permits = await this.#permits();
       if (permits.length === 0) continue;
-      try {
-        await this.#pull(permits);
-        failures = 0;
-      } catch (error) {
-        if (++failures >= maxPullFailures) {
-          this.#stopping.abort();
-          throw error;
-        }
-        await this.#clock.sleep(this.#retryDelayMs, this.#stopping.signal).catch(() => undefined);
-      } finally {
+      this.#reserved += permits.length;
+      const pull = this.#pull(permits).then(
+        () => void (this.#failures = 0),
+        (error: unknown) => {
+          this.#failures++;
+          this.#lastFailure = error;
+        },
+      );
+      this.#pulls.add(pull);
+      void pull.finally(() => {
+        this.#pulls.delete(pull);
+        this.#reserved -= permits.length;
         for (const p of permits) p.release('ignored');
-      }
+      });
+      // A pull that failed at once is counted before the next is started.
+      await Promise.race([pull, Promise.resolve()]);
     }
+    await Promise.all(this.#pulls);
   }
 
   async #readAckWait(): Promise<void> {
@@ -138,16 +160,25 @@ class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
     }
   }
 
-  /** Up to `batch` free permits, waiting (for a release, at most `roomPollMs`) for the first. */
+  /**
+   * Up to `batch` free permits, waiting for releases until at least half a batch is free (or
+   * none of this consumer's handlers is running, so waiting would not free any): a pull for
+   * one message each time a handler ends would cost a request per message.
+   */
   async #permits(): Promise<Permit[]> {
     const permits: Permit[] = [];
-    while (permits.length < this.#batch) {
-      const r = this.#limit.tryAcquire();
-      if (!r.ok) break;
-      permits.push(r.permit);
+    const limit = this.#limit;
+    for (;;) {
+      while (permits.length < this.#batch) {
+        const r = limit.tryAcquire();
+        if (!r.ok) break;
+        permits.push(r.permit);
+      }
+      const enough = Math.ceil(Math.min(this.#batch, limit.limit) / 2);
+      if (permits.length >= enough || this.#stopping.signal.aborted) return permits;
+      if (permits.length > 0 && this.#inFlight === 0 && this.#reserved === 0) return permits;
+      await this.#waitForRoom();
     }
-    if (permits.length === 0) await this.#waitForRoom();
-    return permits;
   }
 
   #waitForRoom(): Promise<void> {
@@ -172,11 +203,12 @@ class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
       max_messages: permits.length,
       expires: this.#expiresMs,
     });
-    this.#fetched = fetched;
+    this.#fetches.add(fetched);
     if (this.#stopping.signal.aborted) fetched.stop();
     try {
       for await (const message of fetched) {
         const permit = permits.pop();
+        if (permit !== undefined) this.#reserved--;
         if (permit === undefined || this.#stopping.signal.aborted) {
           // Nothing may run now: give it straight back for redelivery.
           permit?.release('ignored');
@@ -186,7 +218,7 @@ class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
         this.#start(message, permit);
       }
     } finally {
-      this.#fetched = undefined;
+      this.#fetches.delete(fetched);
     }
   }
 
@@ -200,14 +232,9 @@ class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
       this.#apply(message, { action: 'term', reason: 'expired' }, undefined);
       return;
     }
-    const d = deadline({ expiresAt: Math.min(lifeEndsAt, now + this.#handlerTimeoutMs), clock });
+    const expiresAt = Math.min(lifeEndsAt, now + this.#handlerTimeoutMs);
     this.#inFlight++;
-    let settled = false;
-    const finish = (end: HandlerEnd): void => {
-      if (settled) return;
-      settled = true;
-      d.signal.removeEventListener('abort', onDeadline);
-      d.dispose();
+    const run = new HandlerRun(clock, expiresAt, (end) => {
       const settlement = settle(end, {
         deliveryCount: message.info.deliveryCount,
         lifeLeftMs: lifeEndsAt - clock.now(),
@@ -217,13 +244,8 @@ class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
       permit.release(end.ok ? 'ok' : settlement.action === 'nak' ? 'dropped' : 'ignored');
       if (--this.#inFlight === 0) this.#drained?.();
       this.#apply(message, settlement, end.ok ? undefined : end.error);
-    };
-    const onDeadline = (): void => finish({ ok: false, error: d.signal.reason, expired: true });
-    d.signal.addEventListener('abort', onDeadline, { once: true });
-    new Promise((resolve) => resolve(this.#o.handler(message, d))).then(
-      () => finish({ ok: true }),
-      (error: unknown) => finish({ ok: false, error, expired: d.signal.aborted }),
-    );
+    });
+    run.run(() => this.#o.handler(message, run));
   }
 
   #apply(message: M, settlement: NatsSettlement, error: unknown): void {
