@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // S8: server CPU per response — what a 200, a 429 and a 503 cost the server, for a bare
-// node:http server, Spillway on node, Express and Fastify, and the peers users would pick.
+// node:http server, Spillway on node, Express, Fastify, Koa and Hono, and the peers users
+// would pick.
 // Every server runs in its own child process pinned to CPU 0 (when taskset exists), all of them
 // started once; this process drives one at a time from CPU 1 with 32 keep-alive connections
 // (closed loop, as wrk does: this measures cost per response, not latency) and reads the

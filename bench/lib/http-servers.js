@@ -108,6 +108,61 @@ const cases = {
     app.get('/*', holdForever);
     return { app, hold: true };
   },
+  // Koa answers where its guard does, the same way: raw, in the first middleware, with Koa's own
+  // response turned off. Hono answers through c.body in the first middleware, as its guard does.
+  'bare koa 503': async () => {
+    const { default: Koa } = await import('koa');
+    const app = new Koa();
+    app.use((ctx) => {
+      ctx.respond = false;
+      ctx.res.writeHead(503, { 'retry-after': '1', 'content-length': '0' });
+      ctx.res.end();
+    });
+    return createServer(app.callback());
+  },
+  'spillway koa 429': async () => {
+    const { default: Koa } = await import('koa');
+    const { spillway } = await import('../../dist/koa/index.js');
+    const app = new Koa();
+    app.use(spillway({ quota: { ratePerSec: 0.001, burst: 1 }, penaltyBox: false }));
+    app.use((ctx) => {
+      ctx.body = body;
+    });
+    return createServer(app.callback());
+  },
+  'spillway koa 503': async () => {
+    const { default: Koa } = await import('koa');
+    const { spillway } = await import('../../dist/koa/index.js');
+    const app = new Koa();
+    app.use(spillway({ limit: 1, penaltyBox: false }));
+    app.use(holdForever);
+    return { server: createServer(app.callback()), hold: true };
+  },
+  'bare hono 503': async () => {
+    const { Hono } = await import('hono');
+    const { createAdaptorServer } = await import('@hono/node-server');
+    const app = new Hono();
+    app.use((c) => c.body(null, 503, { 'retry-after': '1' }));
+    return createAdaptorServer({ fetch: app.fetch });
+  },
+  'spillway hono 429': async () => {
+    const { Hono } = await import('hono');
+    const { createAdaptorServer } = await import('@hono/node-server');
+    const { spillway } = await import('../../dist/hono/index.js');
+    const app = new Hono();
+    app.use(spillway({ quota: { ratePerSec: 0.001, burst: 1 }, penaltyBox: false }));
+    app.get('*', (c) => c.text(body));
+    return createAdaptorServer({ fetch: app.fetch });
+  },
+  'spillway hono 503': async () => {
+    const { Hono } = await import('hono');
+    const { createAdaptorServer } = await import('@hono/node-server');
+    const { spillway } = await import('../../dist/hono/index.js');
+    const app = new Hono();
+    app.use(spillway({ limit: 1, penaltyBox: false }));
+    app.get('*', holdForever);
+    return { server: createAdaptorServer({ fetch: app.fetch }), hold: true };
+  },
   'express-rate-limit 8 429': async () => {
     const { default: express } = await import('express');
     const { rateLimit } = await import('express-rate-limit');
