@@ -2,8 +2,9 @@
 // test/client/chain.test.ts, with the same helpers) and in `spillway/sim`, C refusing
 // everything; attempts at C per user request must agree within 10 %. For the defaults (about 20
 // attempts in 300: the breaker opens after 20 failures in both) 10 % is less than one request,
-// and the real chain lets 0 to 3 more through — requests already in flight, 8 at a time, when
-// it opens, where the simulated users arrive 10 ms apart — so there the bar is 4 attempts.
+// and the real chain lets a few more through — the requests already in flight, up to 8 at a
+// time, when it opens, where the simulated users arrive 10 ms apart (seen: 21 to 24 in 300) —
+// so there the real figure must lie between the simulated one and 8 attempts above it.
 import { afterAll, describe, expect, it } from 'vitest';
 import { dependency, type DependencyOptions } from '../../src/client/index.js';
 import { chainScenario } from '../../src/sim/index.js';
@@ -38,9 +39,13 @@ async function realChain(options: Partial<DependencyOptions>, requests: number):
   return c.seen.length / requests;
 }
 
-function agree(simulated: number, real: number, requests: number): void {
-  const tolerance = Math.max(0.1 * real, 4 / requests);
-  expect(Math.abs(simulated - real)).toBeLessThanOrEqual(tolerance);
+function agree(simulated: number, real: number): void {
+  expect(Math.abs(simulated - real)).toBeLessThanOrEqual(0.1 * real);
+}
+
+function breakerAgrees(simulated: number, real: number, requests: number): void {
+  expect(real).toBeGreaterThanOrEqual(simulated - 1 / requests);
+  expect(real).toBeLessThanOrEqual(simulated + 8 / requests);
 }
 
 describe('the simulated chain agrees with the real HTTP chain', () => {
@@ -57,7 +62,7 @@ describe('the simulated chain agrees with the real HTTP chain', () => {
       `attempts at C per user request, simulated / real: budget ${byPolicy['budget']} / ${budget.toFixed(4)}, defaults ${byPolicy['defaults']} / ${defaults.toFixed(4)}, naive ${byPolicy['naive']} / 27 (test/client/chain.test.ts)`,
     );
     expect(byPolicy['naive']).toBe(27);
-    agree(byPolicy['budget']!, budget, 300);
-    agree(byPolicy['defaults']!, defaults, 300);
+    agree(byPolicy['budget']!, budget);
+    breakerAgrees(byPolicy['defaults']!, defaults, 300);
   }, 60_000);
 });
