@@ -15,7 +15,7 @@ interface ScaleOutJson {
     polite: { sent: number; ok: number };
     quotaRequests: number;
   }[];
-  targets: { pass: boolean; detail: string }[];
+  targets: { pass: boolean; judged: boolean; detail: string }[];
 }
 
 describe.skipIf(missing !== undefined)('spillway demo --redis --replicas 3', () => {
@@ -40,7 +40,15 @@ describe.skipIf(missing !== undefined)('spillway demo --redis --replicas 3', () 
       console.log(
         `demo at scale: greedy ok with per-replica quotas ${memory.greedy.ok}, with Redis ${redis.greedy.ok} (one quota: ${redis.quotaRequests})`,
       );
-      expect(redis.greedy.ok).toBeLessThanOrEqual(redis.quotaRequests * 1.01);
+      // The bound holds for a run that kept its schedule. On a machine too busy for that (the
+      // demo then says the run is not valid and does not judge it), requests go out late, the
+      // run lasts longer than planned and the quota refills for longer: only the ordering is
+      // asked of such a run.
+      if (out.targets[0]!.judged) {
+        expect(redis.greedy.ok).toBeLessThanOrEqual(redis.quotaRequests * 1.01);
+      } else {
+        console.warn('demo at scale: not a valid run (busy machine); the 1 % bound not judged');
+      }
       expect(redis.greedy.ok).toBeGreaterThan(redis.quotaRequests * 0.9);
       expect(memory.greedy.ok).toBeGreaterThan(redis.quotaRequests * 2);
       expect(redis.polite.ok / redis.polite.sent).toBeGreaterThanOrEqual(0.99);
