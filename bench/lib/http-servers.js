@@ -6,6 +6,17 @@ import { Server, createServer } from 'node:http';
 import { admission } from '../../dist/node/index.js';
 
 const kind = process.argv[2];
+
+/** Records `guard`'s decisions with spillway/otel into the OpenTelemetry SDK, for the process's life. */
+async function observe(guard) {
+  const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
+  const { PrometheusExporter } = await import('@opentelemetry/exporter-prometheus');
+  const { otelMetrics } = await import('../../dist/otel/index.js');
+  const meterProvider = new MeterProvider({
+    readers: [new PrometheusExporter({ preventServerStart: true })],
+  });
+  otelMetrics({ meterProvider, routes: [guard] });
+}
 const never = new Promise(() => {});
 const body = 'ok';
 
@@ -71,6 +82,23 @@ const cases = {
   },
   'spillway node 503': () => {
     const guard = admission({ limit: 1, penaltyBox: false });
+    return { server: createServer(guard.handle(holdForever)), hold: true };
+  },
+  // The same guards observed: spillway/otel recording every decision into the OpenTelemetry
+  // SDK (a Prometheus reader that is never scraped, so only the recording is measured).
+  'spillway node 200 + otel': async () => {
+    const guard = admission({ limit: 1000, penaltyBox: false });
+    await observe(guard);
+    return createServer(guard.handle((_req, res) => res.end(body)));
+  },
+  'spillway node 429 + otel': async () => {
+    const guard = admission({ quota: { ratePerSec: 0.001, burst: 1 }, penaltyBox: false });
+    await observe(guard);
+    return createServer(guard.handle((_req, res) => res.end(body)));
+  },
+  'spillway node 503 + otel': async () => {
+    const guard = admission({ limit: 1, penaltyBox: false });
+    await observe(guard);
     return { server: createServer(guard.handle(holdForever)), hold: true };
   },
   'spillway express 429': async () => {
