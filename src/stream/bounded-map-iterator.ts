@@ -8,6 +8,7 @@
  * @module
  */
 import { setMaxListeners } from 'node:events';
+import { SpillwayArgumentError } from '../index.js';
 import type { BoundedMap, BoundedMapFn, BoundedMapSettings } from './bounded-map-types.js';
 import { PulledSource } from './pulled-source.js';
 import { ResultRing } from './result-ring.js';
@@ -100,6 +101,17 @@ export class BoundedMapIterator<T, R> implements BoundedMap<Awaited<R>> {
         // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passed on as thrown
         return Promise.reject(error);
       }
+    }
+    // `for await` asks once at a time; a caller asking without awaiting is held to the items the
+    // map may hold, so its questions cannot pile up without bound either.
+    if (this.#waiters.length >= this.#capacity) {
+      return Promise.reject(
+        new SpillwayArgumentError(
+          'next()',
+          `at most ${this.#capacity} calls waiting at once (concurrency + maxBuffered)`,
+          this.#waiters.length + 1,
+        ),
+      );
     }
     return new Promise((resolve, reject) => this.#waiters.push({ resolve, reject }));
   }

@@ -402,3 +402,13 @@ describe('boundedMap', () => {
     }
   });
 });
+
+describe('boundedMap: questions that are not awaited', () => {
+  it('holds next() calls waiting at once to concurrency + maxBuffered', async () => {
+    const never = new Promise<number>(() => {});
+    const map = boundedMap([1, 2, 3], () => never, { concurrency: 1, maxBuffered: 1 });
+    const asked = [map.next(), map.next()];
+    await expect(map.next()).rejects.toThrow(/at most 2 calls waiting at once/);
+    expect(asked).toHaveLength(2);
+  });
+});
