@@ -142,10 +142,7 @@ describe('admission over node:http', () => {
     const g = gate();
     const key = (req: { headers: Record<string, unknown> }) => req.headers['x-client-id'] as string;
     const as = (id: string, path = '/work') => send(port, { path, headers: { 'x-client-id': id } });
-    const { port } = await start(
-      { limit: 4, key, tenantShare: { maxShare: 0.5 } },
-      g.handler,
-    );
+    const { port } = await start({ limit: 4, key, tenantShare: { maxShare: 0.5 } }, g.handler);
     const held = [as('a'), as('a')];
     await until(() => g.open.length === 2);
     const third = await as('a', '/fast');
