@@ -18,6 +18,7 @@ import {
   type LimitSource,
   type RetrySignal,
 } from '../index.js';
+import { setMaxListeners } from 'node:events';
 import { refusalFromError } from '../http/index.js';
 import type { SimClock } from './sim-clock.js';
 import type { Random } from './random.js';
@@ -53,6 +54,8 @@ export interface ServerParts {
   readonly guard: ConcurrencyLimit | undefined;
   readonly bucketMs: number;
   readonly maxBuckets: number;
+  /** Whether the server may be restarted (its line's waiters then listen for it). */
+  readonly restartable?: boolean;
 }
 
 /** Longest a request waits in a plain server's line: it never gives up on one. */
@@ -70,6 +73,8 @@ export class SimServer {
   behaviour: Behaviour = () => undefined;
   readonly #p: ServerParts;
   readonly #slots: ConcurrencyLimit;
+  #restart: AbortController | undefined;
+  #downUntil = -Infinity;
 
   constructor(p: ServerParts) {
     this.#p = p;
@@ -79,6 +84,19 @@ export class SimServer {
       maxQueueWaitMs: plainWaitMs,
       clock: p.clock,
     });
+    if (p.restartable === true) this.#restart = listened();
+  }
+
+  /**
+   * Empties the line (every request waiting for a slot is answered with a 503) and refuses
+   * every request arriving in the next `downMs`.
+   */
+  restart(downMs: number): void {
+    const r = this.#restart;
+    if (r === undefined) return;
+    this.#downUntil = this.#p.clock.now() + downMs;
+    this.#restart = listened();
+    r.abort();
   }
 
   /** Serves `request`: resolves with success, rejects with what the caller receives. */
@@ -88,6 +106,10 @@ export class SimServer {
     c.received++;
     const bucket = Math.min(Math.floor(p.clock.now() / p.bucketMs), p.maxBuckets - 1);
     c.receivedPerBucket[bucket] = (c.receivedPerBucket[bucket] ?? 0) + 1;
+    if (p.clock.now() < this.#downUntil) {
+      c.refused++;
+      throw this.#refusal('later');
+    }
     let guardPermit;
     if (p.guard !== undefined) {
       const g = await p.guard.acquire({ deadline: request.expiresAt });
@@ -97,7 +119,9 @@ export class SimServer {
       }
       guardPermit = g.permit;
     }
-    const slot = await this.#slots.acquire();
+    const slot = await this.#slots.acquire(
+      this.#restart === undefined ? undefined : { signal: this.#restart.signal },
+    );
     if (!slot.ok) {
       c.refused++;
       guardPermit?.release('dropped');
@@ -152,4 +176,11 @@ export function guardLimit(limit: SimLimit, random: Random): number | LimitSourc
   if (limit === 'gradient') return gradientLimit();
   if (limit === 'vegas') return vegasLimit({ random });
   return limit;
+}
+
+/** A restart's controller: one listener per waiting request, as many as the line holds. */
+function listened(): AbortController {
+  const c = new AbortController();
+  setMaxListeners(0, c.signal);
+  return c;
 }

@@ -78,6 +78,31 @@ describe('simulate', () => {
     expect(r.clients['u']!.succeeded).toBe(10);
   });
 
+  it('a restart empties the line and refuses arrivals while down', async () => {
+    const run = (restarts: { atMs: number; downMs: number }[]) =>
+      simulate({
+        seed: 1,
+        durationMs: 1_000,
+        drainMs: 5_000,
+        nodes: [{ name: 's', slots: 1, serviceTime: { kind: 'constant', ms: 100 }, restarts }],
+        clients: [
+          {
+            name: 'u',
+            to: 's',
+            deadlineMs: 10_000,
+            arrivals: { ratePerSec: 20, process: 'constant' },
+            retry: { kind: 'none' },
+          },
+        ],
+      });
+    const plain = (await run([])).nodes['s']!;
+    const restarted = (await run([{ atMs: 500, downMs: 200 }])).nodes['s']!;
+    expect(plain).toMatchObject({ received: 20, refused: 0, served: 20 });
+    // At 500 ms (the restart's timer goes first), 4 served, 1 in service, 5 waiting: refused;
+    // 4 arrive while down (500, 550, 600, 650 ms): refused.
+    expect(restarted).toMatchObject({ received: 20, refused: 9, served: 11 });
+  });
+
   it('fails the run when the event list is full', async () => {
     await expect(simulate({ ...base, maxEvents: 5 })).rejects.toBeInstanceOf(SimEventsFullError);
   });
@@ -95,6 +120,10 @@ describe('simulate', () => {
       /`nodes\[0\]\.serviceTime\.kind`.*normal/,
     ],
     [{ nodes: [{ ...base.nodes[1]!, slots: 0 }] }, /`nodes\[0\]\.slots`.*0/],
+    [
+      { nodes: [{ ...base.nodes[1]!, restarts: [{ atMs: -5, downMs: 0 }] }] },
+      /`nodes\[0\]\.restarts\[0\]\.atMs`.*-5/,
+    ],
     [
       { clients: [{ ...base.clients[0]!, arrivals: { ratePerSec: -3 } }] },
       /`clients\[0\]\.arrivals\.ratePerSec`.*-3/,

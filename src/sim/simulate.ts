@@ -95,7 +95,13 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       guard,
       bucketMs,
       maxBuckets,
+      restartable: n.restarts !== undefined && n.restarts.length > 0,
     });
+    for (const [j, r] of listOf(`${o}.restarts`, n.restarts ?? [], simLimits.changes).entries()) {
+      const atMs = nonNegativeNumber(`${o}.restarts[${j}].atMs`, r?.atMs);
+      const downMs = nonNegativeNumber(`${o}.restarts[${j}].downMs`, r.downMs);
+      clock.setTimer(atMs, () => server.restart(downMs));
+    }
     for (const [j, c] of listOf(
       `${o}.capacityChanges`,
       n.capacityChanges ?? [],

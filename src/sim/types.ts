@@ -49,6 +49,12 @@ export interface SimNode {
   /** Capacity over time: from `atMs` on, `slots` slots (a dip and its end are two steps). */
   readonly capacityChanges?: readonly { readonly atMs: number; readonly slots: number }[];
   /**
+   * Restarts: at `atMs` the line is emptied (every waiting request is answered with a 503) and
+   * for `downMs` every request arriving is refused at once; requests being served finish.
+   * @default []
+   */
+  readonly restarts?: readonly { readonly atMs: number; readonly downMs: number }[];
+  /**
    * Requests waiting for a slot, FIFO, served whether or not their caller still waits (as a
    * plain server does); more are refused at once with a 503. @default 1_000
    */
