@@ -1,5 +1,5 @@
 /**
- * `spillway sim --scenario chain|metastable`: runs a scenario of `spillway/sim` in simulated
+ * `spillway sim --scenario chain|metastable|spike|corrective-push`: runs a scenario of `spillway/sim` in simulated
  * time with Spillway's real primitives, prints a table (or `--json`), and writes an HTML report.
  *
  * @module
@@ -8,11 +8,15 @@ import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import {
   chainScenario,
+  correctivePushScenario,
   metastableScenario,
+  spikeScenario,
   type ChainResult,
+  type CorrectivePushResult,
   type MetastableResult,
+  type SpikeResult,
 } from '../sim/index.js';
-import { chainReport, metastableReport } from '../sim/report.js';
+import { chainReport, correctivePushReport, metastableReport, spikeReport } from '../sim/report.js';
 import { parseArgsUsageError, UsageError, type Command } from './command.js';
 
 const help = `Usage: spillway sim --scenario <name> [options]
@@ -31,12 +35,22 @@ Scenarios:
                policy, an 8 × 8 grid over L and T: does goodput come back (≥ 0.95 ×
                min(L, 1)) within 60 s of the trigger's end? Red cells are the metastable
                region. Takes about half a minute.
+  spike        the demo's shapes: a server of 10 slots × 30 ms offered 1.5× and 10× its
+               capacity by callers who wait 1 s, naive (unbounded line) and bounded
+               (concurrencyLimit 10, maxQueue 10, maxQueueWaitMs 50). G (goodput over
+               capacity) per shape, to compare with the real \`spillway demo\`.
+  corrective-push
+               the metastable service at load 0.7, stuck after a 20 s dip with naive
+               retries; at 45 s one push: none, shed the sheddable 80 % for 40 s, replace
+               the retries by a retry budget, or a restart (line emptied, 5 s down).
+               Goodput per second per push, and when it came back.
 
 Options:
-      --scenario <name>   chain or metastable (required)
+      --scenario <name>   chain, metastable, spike or corrective-push (required)
       --seed <n>          seed of every random number (an integer; default 1)
       --json              print the result as JSON instead of a table
-      --report <file>     also write an HTML report (a heatmap per policy for metastable)
+      --report <file>     also write an HTML report (a heatmap per policy for metastable,
+                          a goodput chart per push for corrective-push)
   -h, --help              this text
 `;
 
@@ -92,6 +106,38 @@ function metastableTable(r: MetastableResult): string {
   return lines.join('\n');
 }
 
+function spikeTable(r: SpikeResult): string {
+  const lines = [
+    'G (goodput / capacity) per shape; the real demo: bounded 0.979–1.000, naive 0.57 at 1.5×',
+  ];
+  for (const x of r.rows) {
+    lines.push(`  ${x.label.padEnd(62)} ${`${x.shape}×`.padStart(5)}  G ${x.g.toFixed(3)}`);
+  }
+  return lines.join('\n');
+}
+
+function pushTable(r: CorrectivePushResult): string {
+  const lines = [
+    `load ${r.load}, trigger ${r.triggerAtSeconds}–${r.triggerEndSeconds} s, push at ${r.pushAtSeconds} s: goodput back after`,
+  ];
+  for (const t of r.timelines) {
+    const back = t.recoverySeconds === null ? 'never' : `${t.recoverySeconds} s`;
+    lines.push(`  ${t.label.padEnd(58)} ${back.padStart(6)}`);
+  }
+  return lines.join('\n');
+}
+
+const scenarios = {
+  chain: { run: chainScenario, table: chainTable, report: chainReport },
+  metastable: { run: metastableScenario, table: metastableTable, report: metastableReport },
+  spike: { run: spikeScenario, table: spikeTable, report: spikeReport },
+  'corrective-push': {
+    run: correctivePushScenario,
+    table: pushTable,
+    report: correctivePushReport,
+  },
+} as const;
+
 export const command: Command = {
   summary: 'simulate retry storms and metastable failures with the real primitives',
   help,
@@ -102,24 +148,26 @@ export const command: Command = {
       return 0;
     }
     const scenario = v.scenario;
-    if (scenario !== 'chain' && scenario !== 'metastable') {
+    if (scenario === undefined || !Object.hasOwn(scenarios, scenario)) {
       throw new UsageError(
-        `--scenario must be chain or metastable, got ${scenario === undefined ? 'nothing' : JSON.stringify(scenario)}`,
+        `--scenario must be chain, metastable, spike or corrective-push, got ${scenario === undefined ? 'nothing' : JSON.stringify(scenario)}`,
       );
     }
     const seed = v.seed === undefined ? 1 : Number(v.seed);
     if (v.seed !== undefined && (!/^-?\d+$/.test(v.seed) || !Number.isSafeInteger(seed))) {
       throw new UsageError(`--seed must be an integer, got ${JSON.stringify(v.seed)}`);
     }
-    const result =
-      scenario === 'chain' ? await chainScenario({ seed }) : await metastableScenario({ seed });
+    const s = scenarios[scenario as keyof typeof scenarios] as {
+      run: (o: { seed: number }) => Promise<unknown>;
+      table: (r: never) => string;
+      report: (r: never) => string;
+    };
+    const result = (await s.run({ seed })) as never;
     process.stdout.write(
-      v.json === true
-        ? `${JSON.stringify(result, null, 2)}\n`
-        : `${result.scenario === 'chain' ? chainTable(result) : metastableTable(result)}\n`,
+      v.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${s.table(result)}\n`,
     );
     if (v.report !== undefined) {
-      const html = result.scenario === 'chain' ? chainReport(result) : metastableReport(result);
+      const html = s.report(result);
       await writeFile(v.report, html);
       if (v.json !== true) process.stdout.write(`report: ${v.report}\n`);
     }

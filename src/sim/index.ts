@@ -44,3 +44,21 @@ export {
   type MetastableResult,
   type MetastableScenarioOptions,
 } from './scenarios/metastable.js';
+export {
+  spikeCapacityPerSec,
+  spikeScenario,
+  spikeServer,
+  spikeServers,
+  spikeShapes,
+  type SpikeResult,
+  type SpikeRow,
+  type SpikeScenarioOptions,
+} from './scenarios/spike.js';
+export {
+  correctivePushScenario,
+  pushPolicies,
+  pushTimes,
+  type CorrectivePushResult,
+  type CorrectivePushScenarioOptions,
+  type PushTimeline,
+} from './scenarios/corrective-push.js';

@@ -2,12 +2,16 @@
  * The HTML report of a scenario: for `chain`, a table and bars of attempts at C per user
  * action per policy; for `metastable`, one heatmap per policy (load across, trigger duration
  * down), each cell green when goodput came back and red where it stayed down — the metastable
- * region. Plain HTML and CSS, nothing fetched, nothing to run.
+ * region; for `spike`, G per server and shape beside the real demo's; for `corrective-push`,
+ * one goodput timeline per push (an inline SVG line chart). Plain HTML, CSS and SVG, nothing
+ * fetched, nothing to run.
  *
  * @module
  */
 import type { ChainResult, ChainRow } from './scenarios/chain.js';
+import type { CorrectivePushResult, PushTimeline } from './scenarios/corrective-push.js';
 import type { MetastableResult } from './scenarios/metastable.js';
+import type { SpikeResult } from './scenarios/spike.js';
 
 const escape = (s: string): string =>
   s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
@@ -76,4 +80,55 @@ export function chainReport(r: ChainResult): string {
 ${rows('C refusing everything (300 user actions)', r.refusing)}
 ${rows('C offered 1.5× its capacity (20 s of Poisson arrivals)', r.overloaded)}`;
   return page('spillway sim — chain', body);
+}
+
+/** The HTML report of a `spike` result. */
+export function spikeReport(r: SpikeResult): string {
+  const tr = r.rows
+    .map(
+      (x) =>
+        `<tr><td>${escape(x.label)}</td><td class="num">${x.shape}×</td><td class="num">${x.g.toFixed(3)}</td><td><span class="bar" style="width:${Math.max(1, Math.round(Math.min(x.g, 1.2) * 200))}px"></span></td><td class="num">${x.actions}</td><td class="num">${x.wasted}</td></tr>`,
+    )
+    .join('');
+  const body = `<h1>spillway sim — the demo's spike</h1>
+<p>A server of 10 slots × 30 ms (${Math.round(r.capacityPerSec)} requests/s) offered 1.5× and 10× its capacity for 10 s by callers who wait 1 s. G is goodput (answers within the deadline) over capacity. The real <code>spillway demo</code> measured bounded G 0.988–0.997 at 1.5× and 0.979–1.000 at 10×, naive 0.57 at 1.5× (BENCHMARKS.md, "The demo"). Seed ${r.seed}.</p>
+<table class="rows"><tr><th>server</th><th>offered</th><th>G</th><th></th><th>requests</th><th>served after the caller left</th></tr>${tr}</table>`;
+  return page('spillway sim — spike', body);
+}
+
+function timeline(r: CorrectivePushResult, t: PushTimeline): string {
+  const w = 420;
+  const h = 140;
+  const max = 1.2;
+  const n = t.goodput.length;
+  const x = (i: number): number => 30 + (i / n) * (w - 40);
+  const y = (g: number): number => 10 + (1 - Math.min(g, max) / max) * (h - 30);
+  const points = t.goodput.map((g, i) => `${x(i + 0.5).toFixed(1)},${y(g).toFixed(1)}`).join(' ');
+  const marks = [
+    [r.triggerAtSeconds, 'trigger', '#c0392b'],
+    [r.triggerEndSeconds, 'trigger ends', '#c0392b'],
+    [r.pushAtSeconds, 'push', '#2f8f5b'],
+  ] as const;
+  const lines = marks
+    .map(
+      ([s, label, color]) =>
+        `<line x1="${x(s)}" x2="${x(s)}" y1="10" y2="${h - 20}" stroke="${color}" stroke-dasharray="3 3"/><text x="${x(s) + 2}" y="${label === 'push' ? 30 : label === 'trigger' ? 20 : 40}" font-size="10" fill="${color}">${label}</text>`,
+    )
+    .join('');
+  const axis = `<line x1="30" x2="${w - 10}" y1="${y(0)}" y2="${y(0)}" stroke="#4b5560"/><text x="2" y="${y(1) + 4}" font-size="10">1.0</text><text x="2" y="${y(0) + 4}" font-size="10">0</text><line x1="30" x2="${w - 10}" y1="${y(1)}" y2="${y(1)}" stroke="#d5dbe1"/><text x="${w - 80}" y="${h - 4}" font-size="10">time (s), 0–${n}</text>`;
+  const back =
+    t.recoverySeconds === null
+      ? 'goodput did not come back'
+      : `goodput back ${t.recoverySeconds} s after the push`;
+  return `<div class="panel"><h2>${escape(t.label)}</h2>
+<svg width="${w}" height="${h}" role="img" aria-label="${escape(`${t.label}: goodput per second over capacity`)}">${axis}${lines}<polyline fill="none" stroke="#3b6fb6" stroke-width="1.5" points="${points}"/></svg>
+<p>${back}.</p></div>`;
+}
+
+/** The HTML report of a `corrective-push` result. */
+export function correctivePushReport(r: CorrectivePushResult): string {
+  const body = `<h1>spillway sim — what ends a metastable failure</h1>
+<p>The metastable scenario's service (10 slots × 200 ms = 50 requests/s, a line of 1,000) at load ${r.load} with naive retries (3 attempts, 1 s timeout each) loses 80 % of its capacity from ${r.triggerAtSeconds} s to ${r.triggerEndSeconds} s and stays down. At ${r.pushAtSeconds} s one corrective push is applied. Each chart is goodput per second (by the second users arrived in) over capacity. Seed ${r.seed}.</p>
+<div class="panels">${r.timelines.map((t) => timeline(r, t)).join('')}</div>`;
+  return page('spillway sim — corrective push', body);
 }
