@@ -56,7 +56,7 @@ and the 10x refusal p99 against the bulkhead's in the same run (the design's lin
 beside them), the rest against fixed lines. It writes an HTML
 report with charts (open it in a browser; it needs no network).
 
-It takes about 70 s on a 2-core machine (--quick: about 36 s).
+It takes about 70 s on a 2-core machine (--quick: about 38 s).
 
 Exit status: 0 when every target holds, 1 when one is missed (✗), 2 on a usage error. A
 miss on a run the generator flagged not valid (a busy machine) is shown as ? and does not

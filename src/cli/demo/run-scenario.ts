@@ -111,9 +111,12 @@ export async function runOne(
   progress.finish();
   timers.forEach(clearTimeout);
   if (poll !== undefined) clearInterval(poll);
+  // The trace's last window closes a moment after the run: wait for it while the probe runs.
+  const tracing = run.decisions === true ? fetchRunDecisions(target, result) : undefined;
+  tracing?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
   const probed = probe === undefined ? undefined : probeOutcome(await probe);
   const after = await target.stats();
-  const decisions = run.decisions === true ? await fetchRunDecisions(target, result) : undefined;
+  const decisions = await tracing;
   // A request that gave up waiting says how long it waited, not how long it would have taken:
   // the work still queued ahead of it says the rest.
   const next =
