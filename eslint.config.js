@@ -16,6 +16,7 @@ const folders = [
   'koa',
   'hono',
   'client',
+  'grpc',
   'redis',
   'stream',
   'amqp',
@@ -39,6 +40,8 @@ const allowed = {
   koa: ['core', 'http', 'node'],
   hono: ['core', 'http', 'node'],
   client: ['core', 'http', 'channels'],
+  // gRPC: the node guard's decisions over a stand-in request, and the client's dependency().
+  grpc: ['core', 'http', 'channels', 'node', 'client'],
   redis: ['core', 'channels'],
   // Async iterables and Node streams: core's primitives, with node:stream; no transport.
   stream: ['core'],
@@ -81,6 +84,7 @@ const frameworks = [
   'undici',
   'amqplib',
   '@nats-io/*',
+  '@grpc/*',
 ];
 const transports = [
   'node:http',
@@ -91,6 +95,19 @@ const transports = [
   'http',
   'https',
   'net',
+];
+
+/** Adapters that use the public core API only (and core/internal/validate.js). */
+const publicCoreOnly = [
+  'express',
+  'fastify',
+  'koa',
+  'hono',
+  'grpc',
+  'redis',
+  'stream',
+  'amqp',
+  'nats',
 ];
 
 function layerRule(folder) {
@@ -108,7 +125,7 @@ function layerRule(folder) {
       message: `src/${folder} must stay framework- and transport-free; put this in an adapter folder`,
     });
   }
-  if (['express', 'fastify', 'koa', 'hono', 'redis', 'stream', 'amqp', 'nats'].includes(folder)) {
+  if (publicCoreOnly.includes(folder)) {
     // …but for the option validators, so every factory words a bad option the same way.
     patterns.push({
       group: ['../core/internal/*', '../../core/internal/*', '!../core/internal/validate.js'],
