@@ -93,9 +93,11 @@ export {
 } from './core/credit-gate/credit-gate.js';
 export type {
   RateDecision,
+  RateKeyState,
   RatePolicy,
   RateRefusalReason,
   RateStore,
+  StoreAnswer,
 } from './core/rate-store/rate-store.js';
 export {
   memoryRateStore,

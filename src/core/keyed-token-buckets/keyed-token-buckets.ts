@@ -25,7 +25,13 @@ import {
   waitingStore,
   type WaitingStore,
 } from '../rate-store/memory-rate-store.js';
-import type { RateDecision, RatePolicy, RateStore } from '../rate-store/rate-store.js';
+import type {
+  RateDecision,
+  RateKeyState,
+  RatePolicy,
+  RateStore,
+  StoreAnswer,
+} from '../rate-store/rate-store.js';
 import { PacingLine, type WaitTally } from '../token-bucket/pacing-line.js';
 import {
   readTake,
@@ -35,6 +41,7 @@ import {
   type TakeOptions,
 } from '../token-bucket/take-waiting.js';
 import { checkTake } from '../token-bucket/token-bucket-math.js';
+import { adjustTokens, managed, managedKey } from './key-management.js';
 
 /** Options of {@link keyedTokenBuckets}. */
 export interface KeyedTokenBucketsOptions<S extends RateStore = RateStore<RateDecision>> {
@@ -86,6 +93,18 @@ export interface KeyedTokenBuckets<R = RateDecision> {
    * wait: it resolves when the store admits it and rejects with `RateLimitedError` otherwise.
    */
   take(key: string, options?: TakeOptions): Promise<void>;
+  /** `key`'s bucket now, changing nothing (a key never seen is full). */
+  get(key: string): StoreAnswer<R, RateKeyState>;
+  /** Forgets what `key` has taken (express-rate-limit's `resetKey`): its bucket is full again. */
+  reset(key: string): StoreAnswer<R, void>;
+  /**
+   * Takes `tokens` (a whole number ≥ 1) from `key`'s bucket whatever it holds — a failed login,
+   * say. The bucket may go below 0: a debt that refills at `ratePerSec`, every take refused
+   * until it is paid. Returns the bucket after.
+   */
+  penalize(key: string, tokens: number): StoreAnswer<R, RateKeyState>;
+  /** Gives `tokens` back to `key`'s bucket, never above `burst`. Returns the bucket after. */
+  reward(key: string, tokens: number): StoreAnswer<R, RateKeyState>;
   /** Callers waiting in `take`, across all keys. */
   readonly waiting: number;
   /** The policy this limiter enforces (what `RateLimit-Policy` headers describe). */
@@ -197,6 +216,22 @@ class Keyed implements KeyedTokenBuckets<RateDecision | PromiseLike<RateDecision
     }
     const t = options === undefined ? oneToken : readTake(options, this.policy.burst);
     return takeWaiting(this, key, t);
+  }
+
+  get(key: string): RateKeyState | Promise<RateKeyState> {
+    return managed(this.#store).peek(managedKey(key), this.policy);
+  }
+
+  reset(key: string): void | Promise<void> {
+    return managed(this.#store).reset(managedKey(key), this.policy);
+  }
+
+  penalize(key: string, tokens: number): RateKeyState | Promise<RateKeyState> {
+    return managed(this.#store).adjust(managedKey(key), -adjustTokens(tokens), this.policy);
+  }
+
+  reward(key: string, tokens: number): RateKeyState | Promise<RateKeyState> {
+    return managed(this.#store).adjust(managedKey(key), adjustTokens(tokens), this.policy);
   }
 
   lineFor(key: string): PacingLine | undefined {

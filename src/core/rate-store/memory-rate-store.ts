@@ -11,7 +11,7 @@ import { SpillwayArgumentError } from '../errors/argument-error.js';
 import { LruMap } from '../internal/lru-map.js';
 import { clockLike, optionsObject, positiveInteger } from '../internal/validate.js';
 import { tokenEpsilon, waitMs } from '../token-bucket/token-bucket-math.js';
-import type { RateDecision, RatePolicy, RateStore } from './rate-store.js';
+import type { RateDecision, RateKeyState, RatePolicy, RateStore } from './rate-store.js';
 
 /** Options of {@link memoryRateStore}. */
 export interface MemoryRateStoreOptions {
@@ -25,6 +25,9 @@ export interface MemoryRateStoreOptions {
 
 /** A {@link RateStore} in process memory. */
 export interface MemoryRateStore extends RateStore<RateDecision> {
+  peek(key: string, policy: RatePolicy): RateKeyState;
+  reset(key: string, policy: RatePolicy): void;
+  adjust(key: string, tokens: number, policy: RatePolicy): RateKeyState;
   /** Keys held now for the limiter `name`. */
   size(name: string): number;
   /** Keys evicted so far for the limiter `name`. */
@@ -127,6 +130,40 @@ class MemoryStore implements MemoryRateStore, WaitingStore {
     };
   }
 
+  peek(key: string, policy: RatePolicy): RateKeyState {
+    const state = this.#byName.get(policy.name)?.peek(key);
+    const tokens = state === undefined ? policy.burst : this.#refilled(state, policy);
+    return keyState(tokens, policy);
+  }
+
+  reset(key: string, policy: RatePolicy): void {
+    // Filled rather than deleted: a key with waiters keeps its pin.
+    const state = this.#byName.get(policy.name)?.peek(key);
+    if (state === undefined) return;
+    state.tokens = policy.burst;
+    state.updatedAt = this.clock.now();
+  }
+
+  adjust(key: string, tokens: number, policy: RatePolicy): RateKeyState {
+    const map = policy.name === this.#lastName ? this.#lastMap! : this.#mapFor(policy.name);
+    let state = map.get(key);
+    if (state === undefined) {
+      state = { tokens: policy.burst, updatedAt: this.clock.now() };
+      map.set(key, state);
+    }
+    const held = this.#refilled(state, policy);
+    state.tokens = Math.min(policy.burst, held + tokens);
+    state.updatedAt = this.clock.now();
+    return keyState(state.tokens, policy);
+  }
+
+  /** What `state` holds now, refilled (never above `burst`), without writing it. */
+  #refilled(state: BucketState, policy: RatePolicy): number {
+    const elapsed = this.clock.now() - state.updatedAt;
+    const tokens = elapsed > 0 ? state.tokens + (elapsed * policy.ratePerSec) / 1000 : state.tokens;
+    return Math.min(policy.burst, tokens);
+  }
+
   pin(policy: RatePolicy, key: string): boolean {
     return this.#byName.get(policy.name)?.pin(key) ?? false;
   }
@@ -180,4 +217,15 @@ class MemoryStore implements MemoryRateStore, WaitingStore {
 
 function resetMs(missing: number, ratePerMs: number): number {
   return missing <= tokenEpsilon ? 0 : Math.ceil(missing / ratePerMs);
+}
+
+/** What key management reports for a bucket holding `tokens` (below 0 after a penalty). */
+export function keyState(tokens: number, policy: RatePolicy): RateKeyState {
+  const ratePerMs = policy.ratePerSec / 1000;
+  return {
+    remaining: Math.max(0, Math.floor(tokens + tokenEpsilon)),
+    limit: policy.burst,
+    retryAfterMs: tokens + tokenEpsilon >= 1 ? 0 : waitMs(1 - tokens, ratePerMs),
+    resetMs: resetMs(policy.burst - tokens, ratePerMs),
+  };
 }

@@ -44,13 +44,39 @@ export type RateDecision =
 /** Why a refusal is not the client's quota (see {@link RateDecision}). */
 export type RateRefusalReason = 'store-unavailable';
 
+/** One key's bucket under one policy, as key management reads it (see {@link RateStore.peek}). */
+export interface RateKeyState {
+  /** Whole tokens a take could use now (0 while a penalty keeps the bucket in debt). */
+  readonly remaining: number;
+  /** The bucket's capacity. */
+  readonly limit: number;
+  /** Ms until one token is available; 0 when one is now. */
+  readonly retryAfterMs: number;
+  /** Ms until the bucket is full again; 0 when it is. */
+  readonly resetMs: number;
+}
+
+/** `T`, or a promise of it for a store whose decisions `R` are promises. */
+export type StoreAnswer<R, T> = R extends PromiseLike<unknown> ? Promise<T> : T;
+
 /**
  * Where keyed token buckets live. `take` consumes `n` tokens from `key`'s bucket under
  * `policy`, atomically; a refusal consumes nothing. Sync stores return the decision, remote
- * stores a promise of it.
+ * stores a promise of it. The key-management methods are optional (a store without them
+ * still limits; `keyedTokenBuckets(...).reset` and the like then throw).
  */
 export interface RateStore<
   R extends RateDecision | PromiseLike<RateDecision> = RateDecision | PromiseLike<RateDecision>,
 > {
   take(key: string, n: number, policy: RatePolicy): R;
+  /** `key`'s bucket now, changing nothing; a key the store does not hold is full. */
+  peek?(key: string, policy: RatePolicy): StoreAnswer<R, RateKeyState>;
+  /** Forgets what `key` has taken: its bucket is full again. */
+  reset?(key: string, policy: RatePolicy): StoreAnswer<R, void>;
+  /**
+   * Adds `tokens` to `key`'s bucket, or takes them away when negative, whatever the bucket
+   * holds: never above `burst`, but it may go below 0, a debt that refills at the policy's
+   * rate (every take is refused until it is paid).
+   */
+  adjust?(key: string, tokens: number, policy: RatePolicy): StoreAnswer<R, RateKeyState>;
 }
