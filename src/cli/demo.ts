@@ -251,7 +251,7 @@ export const demo: Command = {
     const invalid = records.filter((r) => !r.result.validity.valid);
     if (invalid.length > 0) {
       log(
-        `\nwarning: ${invalid.length} of ${records.length} runs were not valid (the generator fell behind or the machine was busy); their numbers are flagged, not clean.`,
+        `\nwarning: ${invalid.length} of ${records.length} runs were not valid (why: under the tables); their numbers are flagged, not clean.`,
       );
     }
     const code = exitCodeOf(targets);

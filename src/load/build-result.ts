@@ -28,6 +28,10 @@ export interface RunMeasures {
   readonly elapsedMs: number;
   readonly aborted: boolean;
   readonly cpuPercent: number;
+  /** Idle share of the whole machine's CPU time meanwhile, percent, where known. */
+  readonly machineIdlePercent: number | undefined;
+  /** Idle share of the machine in its busiest second, percent, where known. */
+  readonly machineLeastIdlePercent: number | undefined;
   readonly peakConnections: number;
   readonly connectionsOpened: number;
   readonly staleReconnects: number;
@@ -87,6 +91,8 @@ export function buildResult(run: RunMeasures): LoadResult {
         max: lag.count === 0 ? 0 : Math.round(lag.max) / 1000,
       },
       cpuPercent: run.cpuPercent,
+      machineIdlePercent: run.machineIdlePercent,
+      machineLeastIdlePercent: run.machineLeastIdlePercent,
       offered: totals.offered,
       dropped: totals.dropped,
       droppedByReason: totals.droppedByReason,

@@ -86,7 +86,12 @@ export function formatValidity(result: LoadResult): string {
   const v = result.validity;
   const figures =
     `schedule lag p50 ${formatMs(v.scheduleLagMs.p50)}, p99 ${formatMs(v.scheduleLagMs.p99)}, ` +
-    `max ${formatMs(v.scheduleLagMs.max)}; generator CPU ${v.cpuPercent} %; dropped ${count(v.dropped)}`;
+    `max ${formatMs(v.scheduleLagMs.max)}; generator CPU ${v.cpuPercent} %` +
+    (v.machineIdlePercent === undefined ? '' : `, machine ${v.machineIdlePercent} % idle`) +
+    (v.machineLeastIdlePercent === undefined
+      ? ''
+      : ` (${v.machineLeastIdlePercent} % in its busiest second)`) +
+    `; dropped ${count(v.dropped)}`;
   if (v.valid) return `generator kept its schedule: ${figures}`;
   return [
     `NOT VALID — do not quote these numbers: ${figures}`,

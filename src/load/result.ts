@@ -119,6 +119,10 @@ export interface Validity {
   readonly scheduleLagMs: { readonly p50: number; readonly p99: number; readonly max: number };
   /** Generator CPU while sending, percent of one core. */
   readonly cpuPercent: number;
+  /** Idle share of all the machine's cores while sending, percent (absent where unknown). */
+  readonly machineIdlePercent?: number;
+  /** Idle share of the machine in its busiest second while sending, percent (absent where unknown). */
+  readonly machineLeastIdlePercent?: number;
   readonly dropped: number;
   readonly droppedFraction: number;
   readonly thresholds: {

@@ -125,6 +125,7 @@ class LoadRun implements WindowGauges {
   }
 
   windowClosed(now: number): void {
+    this.#cpu.sample();
     this.#inFlight.pool.sweep(now);
   }
 
@@ -193,6 +194,8 @@ class LoadRun implements WindowGauges {
         elapsedMs: now,
         aborted: this.#aborted,
         cpuPercent: this.#cpu.percent,
+        machineIdlePercent: this.#cpu.machineIdlePercent,
+        machineLeastIdlePercent: this.#cpu.leastIdlePercent,
         peakConnections: inFlight.pool.peak,
         connectionsOpened: inFlight.pool.opened,
         staleReconnects: inFlight.staleReconnects,

@@ -41,6 +41,35 @@ describe('assessValidity', () => {
     ]);
   });
 
+  it('with the machine mostly idle, says the lateness came in bursts of its own work', () => {
+    const v = assessValidity({
+      ...clean,
+      scheduleLagMs: { p50: 0.7, p99: 11.4, max: 25 },
+      cpuPercent: 36.2,
+      machineIdlePercent: 58.6,
+      machineLeastIdlePercent: 51.2,
+    });
+    expect(v.reasons).toEqual([
+      'schedule lag p99 11.4 ms > 5 ms: the generator fell behind its schedule in bursts of its own work while using 36 % of a core on average, the machine at least 51 % idle in every second (garbage collection, or many connections opened or closed at once)',
+    ]);
+    expect(v.machineIdlePercent).toBe(59);
+    expect(v.machineLeastIdlePercent).toBe(51);
+  });
+
+  it('with the machine at most a quarter idle in a second, says it was busy, and how idle', () => {
+    // Half idle over the run, but a neighbour took both cores for a second: busy.
+    const v = assessValidity({
+      ...clean,
+      scheduleLagMs: { p50: 3, p99: 40, max: 90 },
+      cpuPercent: 20,
+      machineIdlePercent: 52,
+      machineLeastIdlePercent: 25,
+    });
+    expect(v.reasons).toEqual([
+      'schedule lag p99 40.0 ms > 5 ms: the generator fell behind its schedule while using little CPU itself (the machine was busy: 25 % idle in its busiest second)',
+    ]);
+  });
+
   it('says why requests were dropped, most frequent reason first', () => {
     const v = assessValidity({
       ...clean,

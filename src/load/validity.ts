@@ -10,6 +10,10 @@ import type { Validity } from './result.js';
 export interface ValidityInput {
   readonly scheduleLagMs: Validity['scheduleLagMs'];
   readonly cpuPercent: number;
+  /** Idle share of the whole machine's CPU time meanwhile, percent, where known. */
+  readonly machineIdlePercent?: number | undefined;
+  /** Idle share of the machine in its busiest second, percent, where known. */
+  readonly machineLeastIdlePercent?: number | undefined;
   readonly offered: number;
   readonly dropped: number;
   /** Dropped arrivals by reason (`connection cap`, `connect rate`, …), to say why. */
@@ -27,17 +31,37 @@ const dropMeaning: Readonly<Record<string, string>> = {
 
 const fmt = (n: number, digits = 1): string => n.toFixed(digits);
 
+/**
+ * A machine at most this idle (percent of all cores' time) counts as busy: on 2 cores, a quarter
+ * idle means the other processes held about a core and a half.
+ */
+const busyMachineIdlePercent = 25;
+
+/**
+ * Why a generator using little CPU fell behind. Late but not busy: either it waited for a CPU
+ * something else held (the machine was busy, if only for a second), or its event loop was held
+ * up by bursts of its own work — a major garbage collection, thousands of connections opened or
+ * destroyed at once — that its average CPU hides. The machine's idle time in its busiest second
+ * tells the two apart.
+ */
+function lateWhy(input: ValidityInput): string {
+  if (input.cpuPercent >= 50) return '';
+  const idle = input.machineLeastIdlePercent ?? input.machineIdlePercent;
+  if (idle === undefined) return ' while using little CPU itself (the machine was busy)';
+  if (idle <= busyMachineIdlePercent) {
+    return ` while using little CPU itself (the machine was busy: ${fmt(idle, 0)} % idle in its busiest second)`;
+  }
+  return ` in bursts of its own work while using ${fmt(input.cpuPercent, 0)} % of a core on average, the machine at least ${fmt(idle, 0)} % idle in every second (garbage collection, or many connections opened or closed at once)`;
+}
+
 /** Judges a run against its thresholds; every failed check becomes a reason in words. */
 export function assessValidity(input: ValidityInput): Validity {
   const { thresholds: t } = input;
   const reasons: string[] = [];
   const droppedFraction = input.offered === 0 ? 0 : input.dropped / input.offered;
   if (input.scheduleLagMs.p99 > t.maxLagP99Ms) {
-    // Late but not busy: the process was waiting for a CPU, so something else had it.
-    const starved =
-      input.cpuPercent < 50 ? ' while using little CPU itself (the machine was busy)' : '';
     reasons.push(
-      `schedule lag p99 ${fmt(input.scheduleLagMs.p99)} ms > ${t.maxLagP99Ms} ms: the generator fell behind its schedule${starved}`,
+      `schedule lag p99 ${fmt(input.scheduleLagMs.p99)} ms > ${t.maxLagP99Ms} ms: the generator fell behind its schedule${lateWhy(input)}`,
     );
   }
   if (input.cpuPercent > t.maxCpuPercent) {
@@ -60,6 +84,12 @@ export function assessValidity(input: ValidityInput): Validity {
     reasons,
     scheduleLagMs: input.scheduleLagMs,
     cpuPercent: Math.round(input.cpuPercent * 10) / 10,
+    ...(input.machineIdlePercent === undefined
+      ? {}
+      : { machineIdlePercent: Math.round(input.machineIdlePercent) }),
+    ...(input.machineLeastIdlePercent === undefined
+      ? {}
+      : { machineLeastIdlePercent: Math.round(input.machineLeastIdlePercent) }),
     dropped: input.dropped,
     droppedFraction,
     thresholds: t,

@@ -8,7 +8,7 @@ import {
   type ServerName,
 } from './records.js';
 import { scenarios } from './scenarios.js';
-import { checkTargets } from './summary.js';
+import { checkTargets, invalidNote } from './summary.js';
 
 const [reference, , tenX] = scenarios({ quick: false });
 
@@ -16,7 +16,13 @@ const [reference, , tenX] = scenarios({ quick: false });
 function run(
   scenario: NonNullable<typeof reference>,
   server: ServerName,
-  figures: { goodput: number; okP99?: number; refusalP99?: number; valid?: boolean },
+  figures: {
+    goodput: number;
+    okP99?: number;
+    refusalP99?: number;
+    valid?: boolean;
+    reasons?: string[];
+  },
 ): RunRecord {
   const group = {
     name: 'clients',
@@ -31,7 +37,7 @@ function run(
   const result = {
     groups: [group],
     totals: group,
-    validity: { valid: figures.valid ?? true, reasons: [] },
+    validity: { valid: figures.valid ?? true, reasons: figures.reasons ?? [] },
     windows: [],
   } as unknown as LoadResult;
   return {
@@ -113,5 +119,20 @@ describe('the demo checks what it prints', () => {
     expect(targets[0]!.judged).toBe(false);
     expect(targetLine(targets[0]!)).toMatch(/^\? .*not judged/);
     expect(exitCodeOf(targets)).toBe(0);
+  });
+
+  it("names each run that was not valid with the generator's own reason", () => {
+    const reason =
+      'schedule lag p99 9.1 ms > 5 ms: the generator fell behind its schedule in bursts of its own work';
+    const records = [
+      run(tenX!, 'naive', { goodput: 0.2, valid: false, reasons: [reason] }),
+      run(tenX!, 'bounded', { goodput: 0.99, refusalP99: 4 }),
+    ];
+    expect(invalidNote(records)).toEqual([
+      '',
+      '(!) not valid — read those rows with care:',
+      `    10x naive: ${reason}`,
+    ]);
+    expect(invalidNote(records.slice(1))).toEqual([]);
   });
 });

@@ -70,15 +70,23 @@ export function formatSummary(records: readonly RunRecord[], targets: readonly T
     }
     out.push(alignColumns(rows));
   }
-  if (records.some((r) => !r.result.validity.valid)) {
-    out.push(
-      '',
-      '(!) not valid: the generator fell behind its schedule or the machine was busy; read those rows with care.',
-    );
-  }
+  out.push(...invalidNote(records));
   out.push('', 'Targets:');
   for (const t of targets) out.push(`  ${targetLine(t)}`);
   return out.join('\n');
+}
+
+/** The footnote under the tables: each run the generator flagged, with its own reason. */
+export function invalidNote(records: readonly RunRecord[]): string[] {
+  const invalid = records.filter((r) => !r.result.validity.valid);
+  if (invalid.length === 0) return [];
+  return [
+    '',
+    '(!) not valid — read those rows with care:',
+    ...invalid.map(
+      (r) => `    ${r.scenario.id} ${r.server}: ${r.result.validity.reasons.join('; ')}`,
+    ),
+  ];
 }
 
 /** `ok` answers within the deadline per second while the database was slow. */
