@@ -5,11 +5,14 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import {
+  adaptiveThrottle,
   aimdLimit,
   circuitBreaker,
   DeadlineExceededError,
   DependencyTimeoutError,
+  DependencyUnreachableError,
   retryBudget,
+  type AdaptiveThrottle,
   type CircuitBreaker,
   type RetryBudget,
 } from '../index.js';
@@ -198,6 +201,133 @@ describe("the caller's own doing counts against nothing", () => {
     expect(await ended).toBeInstanceOf(DependencyTimeoutError);
     expect(dep.breaker!.toJSON().window).toMatchObject({ calls: 1, failures: 1 });
     expect(dep.budget.available).toBeLessThan(10);
+  });
+});
+
+/**
+ * A breaker, a throttle and a budget passed in, each counting what it is told about outcomes:
+ * the breaker's successes and failures (not its ignores), the throttle's accepts and refusals,
+ * and the budget's requests, successes, failures and retries asked for.
+ */
+function watchedParts() {
+  const heard: string[] = [];
+  const clock = createVirtualClock();
+  const innerBreaker = circuitBreaker({ clock });
+  const breaker: CircuitBreaker = {
+    get state() {
+      return innerBreaker.state;
+    },
+    onStateChange: innerBreaker.onStateChange,
+    toJSON: () => innerBreaker.toJSON(),
+    run: (fn, o) => innerBreaker.run(fn, o),
+    tryAcquire: () => {
+      const d = innerBreaker.tryAcquire();
+      if (!d.ok) return d;
+      const call = d.call;
+      return {
+        ok: true,
+        call: {
+          success: () => (heard.push('breaker success'), call.success()),
+          failure: () => (heard.push('breaker failure'), call.failure()),
+          ignore: () => call.ignore(),
+        },
+      };
+    },
+  };
+  const innerThrottle = adaptiveThrottle({ clock });
+  const throttle: AdaptiveThrottle = {
+    onReject: innerThrottle.onReject,
+    tryRequest: (c) => innerThrottle.tryRequest(c),
+    rejectProbability: (c) => innerThrottle.rejectProbability(c),
+    recordAccept: (c) => (heard.push('throttle accept'), innerThrottle.recordAccept(c)),
+    recordRefusal: (c) => (heard.push('throttle refusal'), innerThrottle.recordRefusal(c)),
+  };
+  const innerBudget = retryBudget({ policy: 'ratio', clock });
+  const budget: RetryBudget = {
+    policy: innerBudget.policy,
+    get available() {
+      return innerBudget.available;
+    },
+    recordRequest: () => (heard.push('budget request'), innerBudget.recordRequest()),
+    recordSuccess: () => (heard.push('budget success'), innerBudget.recordSuccess()),
+    recordFailure: () => (heard.push('budget failure'), innerBudget.recordFailure()),
+    tryRetry: () => (heard.push('budget retry'), innerBudget.tryRetry()),
+    withdrawOnly: () => innerBudget.withdrawOnly(),
+    onExhausted: innerBudget.onExhausted,
+  };
+  return { heard, clock, parts: { breaker, throttle, budget, throttleFirstAttempts: true } };
+}
+
+describe("the caller's mistakes reach it as they are, and no shared part hears of them", () => {
+  /** Errors a fetch raises for a malformed request, as undici words them. */
+  const argumentErrors = [
+    new TypeError('Headers.append: "a\nb" is an invalid header value.'),
+    new TypeError('Request with GET/HEAD method cannot have body.'),
+    new TypeError('Failed to parse URL from not a url'),
+  ];
+  for (const error of argumentErrors) {
+    for (const how of ['rejects with', 'throws'] as const) {
+      it(`a fetch that ${how} ${JSON.stringify(error.message.slice(0, 24))}…`, async () => {
+        const { heard, clock, parts } = watchedParts();
+        let sent = 0;
+        const fetch: FetchLike = () => {
+          sent++;
+          if (how === 'throws') throw error;
+          return Promise.reject(error);
+        };
+        const dep = dependency({ name: 'x', clock, fetch, ...parts });
+        const before = protections(dep);
+        for (let i = 0; i < 20; i++) {
+          // GET is idempotent: a retry would be allowed, were this the dependency's failure.
+          await expect(dep.fetch('http://x/')).rejects.toBe(error);
+        }
+        expect(sent).toBe(20); // one attempt each, never retried
+        expect(heard).toEqual([]);
+        expect(protections(dep)).toEqual(before);
+      });
+    }
+  }
+
+  it("a call's synchronous throw, even one that looks like an overload signal", async () => {
+    const { heard, clock, parts } = watchedParts();
+    const dep = dependency({ name: 'x', clock, ...parts });
+    const before = protections(dep);
+    let runs = 0;
+    for (const thrown of [
+      new RangeError('bad argument'),
+      Object.assign(new Error('looks like a 503'), { status: 503 }),
+      Object.assign(new Error('looks like a refusal'), { signal: 'later', retryAfterMs: 10 }),
+    ]) {
+      const ended = dep
+        .call(
+          () => {
+            runs++;
+            throw thrown;
+          },
+          { idempotent: true },
+        )
+        .catch((e: unknown) => e);
+      await clock.advance(10_000); // time for retries, were any made
+      expect(await ended).toBe(thrown);
+    }
+    expect(runs).toBe(3);
+    expect(heard).toEqual([]);
+    expect(protections(dep)).toEqual(before);
+  });
+
+  it("while a network failure ('fetch failed') is the dependency's, and heard by each", async () => {
+    const { heard, clock, parts } = watchedParts();
+    const fetch: FetchLike = () =>
+      Promise.reject(new TypeError('fetch failed', { cause: new Error('other side closed') }));
+    const dep = dependency({ name: 'x', clock, fetch, ...parts, retry: false });
+    const error = await dep.fetch('http://x/').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DependencyUnreachableError);
+    expect(heard).toEqual([
+      'budget request',
+      'breaker failure',
+      'budget failure',
+      'throttle refusal',
+    ]);
   });
 });
 

@@ -278,6 +278,9 @@ export class Client implements Dependency {
       carryBudget(failure, this.budget);
     }
     this.#end(attempt, verdict, failure);
+    // The caller's own doing goes back to it as it is: never retried, so no budget is asked
+    // (a function that throws `{ status: 503 }` at once has not heard from the dependency).
+    if (verdict === 'caller') return rejection(failure);
     return this.#ended(attempt, failure);
   }
 

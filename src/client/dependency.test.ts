@@ -319,12 +319,15 @@ describe('call(fn)', () => {
     const clock = createVirtualClock();
     const dep = dependency({ name: 'db', clock, breaker: false, throttle: false });
     let n = 0;
+    // Failing once it has run (a rejection): a throw before that would be the caller's own.
     const flaky = () => {
       n++;
       if (n % 2 === 1) {
-        throw Object.assign(new Error('UNAVAILABLE'), { signal: 'elsewhere' as const });
+        return Promise.reject(
+          Object.assign(new Error('UNAVAILABLE'), { signal: 'elsewhere' as const }),
+        );
       }
-      return 'row';
+      return Promise.resolve('row');
     };
     await expect(dep.call(flaky)).rejects.toThrow('UNAVAILABLE');
     expect(n).toBe(1);

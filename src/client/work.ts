@@ -139,10 +139,13 @@ export class FetchWork implements Work<Response> {
   /**
    * undici refuses a malformed request — a header value with a line break, a body on a GET, an
    * unsupported method, a bad URL — with a `TypeError` before anything is sent; every failure
-   * on the network is `TypeError('fetch failed')` with the cause attached.
+   * on the network is `TypeError('fetch failed')` with the cause attached. So is a URL whose
+   * scheme it does not fetch over the network (`ftp:`, `file:`, `ws:`, a webhook's `mailto:`),
+   * refused before anything is sent: read from the target, only once a fetch has failed.
    */
   callersOwn(error: unknown): boolean {
-    return error instanceof TypeError && error.message !== 'fetch failed';
+    if (!(error instanceof TypeError)) return false;
+    return error.message !== 'fetch failed' || !isHttpTarget(this.#target);
   }
 
   fault(error: unknown): unknown {
@@ -196,6 +199,14 @@ function attemptInit(
 ): RequestInit {
   const headers = base === undefined ? fields : mergeHeaders(base, fields);
   return init === undefined ? { headers } : { ...init, headers };
+}
+
+/** Whether `target` names an `http:` or `https:` URL (what fetch sends over the network). */
+function isHttpTarget(target: string | URL | Request): boolean {
+  const href =
+    typeof target === 'string' ? target : target instanceof URL ? target.href : target.url;
+  const scheme = /^\s*([a-z][a-z0-9+.-]*):/i.exec(href)?.[1]?.toLowerCase();
+  return scheme === 'http' || scheme === 'https';
 }
 
 function isReplayable(body: unknown): boolean {

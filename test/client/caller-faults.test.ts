@@ -8,7 +8,7 @@ import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dependency, type Dependency } from '../../src/client/index.js';
-import { DeadlineExceededError } from '../../src/index.js';
+import { DeadlineExceededError, DependencyUnreachableError } from '../../src/index.js';
 import { admission } from '../../src/node/index.js';
 import { startServer, type TestServer } from './servers.js';
 
@@ -62,6 +62,49 @@ describe("a caller's malformed request", () => {
       expect((await dep.fetch('/')).status).toBe(200);
     });
   }
+});
+
+describe("a caller's unusable URL or init, with no baseUrl to resolve against", () => {
+  const cases: [string, string, RequestInit | undefined][] = [
+    ['a URL that does not parse', 'http://exa mple/', undefined],
+    ['a relative path', '/v1/users', undefined],
+    ['a scheme fetch does not speak', 'ftp://127.0.0.1/', undefined],
+    ['a webhook address that is not one', 'mailto:ops@example.com', undefined],
+    ['an init.signal that is not a signal', '', { signal: {} as AbortSignal }],
+    ['a redirect mode that does not exist', '', { redirect: 'sideways' } as unknown as RequestInit],
+  ];
+  for (const [what, input, init] of cases) {
+    it(`(${what}) is passed up as it is, and moves nothing shared`, async () => {
+      const dep = dependency({ name: 'backend' });
+      const before = protections(dep);
+      const seen = backend.seen.length;
+      for (let i = 0; i < 30; i++) {
+        const error = await dep.fetch(input || `${backend.url}/`, init).catch((e: unknown) => e);
+        // undici's own error (for a scheme it does not fetch, a 'fetch failed' with nothing
+        // sent), not SPILLWAY_E_UNREACHABLE.
+        expect(error).toBeInstanceOf(TypeError);
+      }
+      expect(protections(dep)).toEqual(before);
+      expect(backend.seen.length).toBe(seen);
+      expect((await dep.fetch(`${backend.url}/`)).status).toBe(200);
+    });
+  }
+});
+
+describe('a redirect to a scheme fetch does not speak', () => {
+  it("is the dependency's doing: the caller's URL was fine", async () => {
+    const redirecting = await startServer((_req, res) => {
+      res.writeHead(302, { location: 'ftp://127.0.0.1/elsewhere' }).end();
+    });
+    try {
+      const dep = dependency({ name: 'redirecting', baseUrl: redirecting.url, retry: false });
+      const error = await dep.fetch('/').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DependencyUnreachableError);
+      expect(dep.breaker!.toJSON().window).toMatchObject({ failures: 1 });
+    } finally {
+      await redirecting.close();
+    }
+  });
 });
 
 describe("a caller's short deadline", () => {
