@@ -130,7 +130,7 @@ export function clientKey(address: string, ipv6Prefix: number): string {
 }
 
 /** The eight 16-bit groups of an IPv6 address in text, or undefined if it is not one. */
-function ipv6Groups(address: string): number[] | undefined {
+export function ipv6Groups(address: string): number[] | undefined {
   if (isIP(address) !== 6) return undefined;
   const halves = address.split('::');
   const parse = (part: string): number[] => {
