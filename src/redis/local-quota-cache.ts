@@ -51,6 +51,11 @@ export class DenyCache {
     return wait < 1 ? 1 : wait;
   }
 
+  /** Forgets `key` (its quota was reset or rewarded: the remembered wait no longer holds). */
+  forget(key: string): void {
+    this.#map.delete(key);
+  }
+
   /** Records that `n` on `key` was refused by a call sent at `sentAt`, for `retryAfterMs`. */
   remember(
     key: string,
@@ -129,6 +134,11 @@ export class LeaseTable {
       remote: values.remote,
       lastAskedAt: times.now,
     });
+  }
+
+  /** Drops `key`'s lease (its quota was managed: leased tokens no longer match Redis). */
+  forget(key: string): void {
+    this.#map.delete(key);
   }
 
   /** Marks a refused ask (so the key stays hot, with no tokens). */

@@ -12,6 +12,11 @@ import { redisKey } from './keys.js';
 import type { RateAsk } from './rate-ask.js';
 import type { StoreSettings } from './redis-store-options.js';
 
+/** Local caches are keyed by the limit too, so a changed limit never meets old entries. */
+export function cacheKeyOf(redisKeyName: string, ask: RateAsk): string {
+  return `${redisKeyName}\u0000${ask.limit}\u0000${ask.period}`;
+}
+
 /** How often each part of the path answered, since creation. */
 export interface DecisionCounts {
   readonly calls: number;
@@ -58,8 +63,7 @@ export class RateDecider {
     }
     const s = this.#s;
     const redisKeyName = redisKey(s.prefix, { name: ask.name, id: key }, ask.kind);
-    // Local caches are keyed by the limit too, so a changed limit never meets old entries.
-    const cacheKey = `${redisKeyName}\u0000${limit}\u0000${ask.period}`;
+    const cacheKey = cacheKeyOf(redisKeyName, ask);
     const now = s.clock.now();
     if (s.deny !== undefined) {
       const wait = s.deny.check(cacheKey, n, now);

@@ -9,9 +9,69 @@ import { nowUnlessExpired, redisScript } from './redis-script.js';
 
 // The window in whole µs from ARGV[1] in ms (fractions allowed), rounded down: a window longer
 // than asked would refuse a client at exactly the rate.
-const windowUs = `
+export const windowUs = `
 local W = math.floor(tonumber(ARGV[1]) * 1000)
 if W < 1 then W = 1 end`;
+
+/**
+ * The sliding window's state at `now` (W, N in scope): the aligned window `w`, how far `into`
+ * it, this window's count `cur`, the previous one's `prev`, the part of `prev` still
+ * `counted`, and what is left, `avail`. Shared by the take and key-management scripts.
+ */
+export const slidingRead = `
+local w = math.floor(now / W)
+local into = now - w * W
+if into < 0 then into = 0 end
+local cur = 0
+local prev = 0
+local stored = redis.call('HMGET', KEYS[1], 'w', 'c', 'p')
+if stored[1] then
+  local sw = tonumber(stored[1])
+  if sw == w then
+    cur = tonumber(stored[2]) or 0
+    prev = tonumber(stored[3]) or 0
+  elseif sw == w - 1 then
+    prev = tonumber(stored[2]) or 0
+  end
+end
+-- µs of the previous window still in the trailing one, a microsecond fewer: TIME truncates
+local overlap = W - into - 1
+if overlap < 0 then overlap = 0 end
+local counted = math.ceil(prev * overlap / W - 1e-9) - 1
+if counted < 0 then counted = 0 end
+local avail = N - counted - cur
+if avail < 0 then avail = 0 end
+`;
+
+/**
+ * Sets `retry`: ms until `need` fits (need, N, W, into, cur and prev in scope; only when it
+ * does not fit now, which makes the divisor non-zero).
+ */
+export const slidingRetry = `
+  -- When need fits, x µs into a window: the previous window's share counts k requests
+  -- or fewer once prev × (W - x - 1) / W <= k + 1
+  local at
+  if cur + need <= N then
+    at = W - (N - need - cur + 1) * W / prev - 1
+  else
+    -- in the next window, where this window's count is the previous one
+    local x = W - (N - need + 1) * W / cur - 1
+    if x < 0 then x = 0 end
+    at = W + x
+  end
+  retry = math.ceil((at - into) / 1000)
+  if retry < 1 then retry = 1 end
+`;
+
+/** Sets `reset`: ms until neither window counts (cur, prev, W, into in scope). */
+export const slidingReset = `
+local reset = 0
+if cur > 0 then
+  reset = math.ceil((2 * W - into) / 1000)
+elseif prev > 0 then
+  reset = math.ceil((W - into) / 1000)
+end
+`;
 
 /**
  * GCRA (the token bucket with one number of state). KEYS: tat. ARGV: emission interval T in
@@ -124,28 +184,7 @@ local N = tonumber(ARGV[2])
 local need = tonumber(ARGV[3])
 local want = tonumber(ARGV[4])
 ${nowUnlessExpired(5)}
-local w = math.floor(now / W)
-local into = now - w * W
-if into < 0 then into = 0 end
-local cur = 0
-local prev = 0
-local stored = redis.call('HMGET', KEYS[1], 'w', 'c', 'p')
-if stored[1] then
-  local sw = tonumber(stored[1])
-  if sw == w then
-    cur = tonumber(stored[2]) or 0
-    prev = tonumber(stored[3]) or 0
-  elseif sw == w - 1 then
-    prev = tonumber(stored[2]) or 0
-  end
-end
--- µs of the previous window still in the trailing one, a microsecond fewer: TIME truncates
-local overlap = W - into - 1
-if overlap < 0 then overlap = 0 end
-local counted = math.ceil(prev * overlap / W - 1e-9) - 1
-if counted < 0 then counted = 0 end
-local avail = N - counted - cur
-if avail < 0 then avail = 0 end
+${slidingRead}
 local granted = 0
 if avail >= need then
   granted = want
@@ -157,26 +196,9 @@ if granted > 0 then
   redis.call('HSET', KEYS[1], 'w', string.format('%.0f', w), 'c', cur, 'p', prev)
   redis.call('PEXPIRE', KEYS[1], math.ceil((2 * W - into) / 1000) + 1000)
 elseif need <= N then
-  -- When need fits, x µs into a window: the previous window's share counts k requests
-  -- or fewer once prev × (W - x - 1) / W <= k + 1
-  local at
-  if cur + need <= N then
-    at = W - (N - need - cur + 1) * W / prev - 1
-  else
-    -- in the next window, where this window's count is the previous one
-    local x = W - (N - need + 1) * W / cur - 1
-    if x < 0 then x = 0 end
-    at = W + x
-  end
-  retry = math.ceil((at - into) / 1000)
-  if retry < 1 then retry = 1 end
+${slidingRetry}
 end
-local reset = 0
-if cur > 0 then
-  reset = math.ceil((2 * W - into) / 1000)
-elseif prev > 0 then
-  reset = math.ceil((W - into) / 1000)
-end
+${slidingReset}
 return {granted, avail - granted, retry, reset, w, now}
 `,
   true,

@@ -9,10 +9,16 @@
  */
 import type { Clock } from '../core/clock/clock.js';
 import { Emitter, type Event } from '../core/events/emitter.js';
-import type { RateDecision, RatePolicy, RateStore } from '../core/rate-store/rate-store.js';
+import type {
+  RateDecision,
+  RateKeyState,
+  RatePolicy,
+  RateStore,
+} from '../core/rate-store/rate-store.js';
 import { storeDegradedChannel, storeRecoveredChannel } from '../channels/channels.js';
 import { CallGate, isFailure, type CallFailure, type FailureKind } from './call-gate.js';
 import type { FailurePolicy } from './failure-policy.js';
+import { KeyManager } from './key-manager.js';
 import { takeAsk, windowAsk, type WindowPolicy } from './rate-ask.js';
 import { RateDecider } from './rate-decider.js';
 import {
@@ -58,6 +64,18 @@ export interface RedisStoreStats {
 export interface RedisStore extends RateStore<Promise<RateDecision>> {
   /** Token bucket (GCRA), or the configured `algorithm`, for `n` on `key`. Never rejects. */
   take(key: string, n: number, policy: RatePolicy): Promise<RateDecision>;
+  /**
+   * `key`'s bucket under `policy` (what `take` uses), changing nothing. Key management needs
+   * Redis: it rejects with `StoreUnavailableError` when Redis cannot be asked.
+   */
+  peek(key: string, policy: RatePolicy): Promise<RateKeyState>;
+  /** Forgets `key` under `policy`: full again on every replica. */
+  reset(key: string, policy: RatePolicy): Promise<void>;
+  /**
+   * Adds `tokens` to `key`'s bucket (negative: takes them, leaving a debt if need be; never
+   * above `burst`). Under the window algorithms it moves the current window's count.
+   */
+  adjust(key: string, tokens: number, policy: RatePolicy): Promise<RateKeyState>;
   /** Fixed window aligned on Redis time: exactly `limit` per window. Never rejects. */
   fixedWindow(key: string, n: number, policy: WindowPolicy): Promise<RateDecision>;
   /** Sliding-window counter (approximate, two counts per key). Never rejects. */
@@ -99,6 +117,7 @@ class Store implements RedisStore {
   readonly #gate: CallGate;
   readonly #clock: Clock;
   readonly #decider: RateDecider;
+  readonly #keys: KeyManager;
   #degradedSince = -1;
   readonly #degradedE = new Emitter<DegradedEvent>();
   readonly #recoveredE = new Emitter<RecoveredEvent>();
@@ -124,6 +143,7 @@ class Store implements RedisStore {
       onBreaker: () => {},
     });
     this.#decider = new RateDecider(s, this.#gate, (r) => this.#note(r));
+    this.#keys = new KeyManager(s, this.#gate, (r) => this.#note(r));
     shareInternals(this, {
       gate: this.#gate,
       prefix: s.prefix,
@@ -161,6 +181,18 @@ class Store implements RedisStore {
 
   take(key: string, n: number, policy: RatePolicy): Promise<RateDecision> {
     return this.#decider.decide(key, n, takeAsk(this.#s.algorithm, policy));
+  }
+
+  peek(key: string, policy: RatePolicy): Promise<RateKeyState> {
+    return this.#keys.peek(key, policy);
+  }
+
+  reset(key: string, policy: RatePolicy): Promise<void> {
+    return this.#keys.reset(key, policy);
+  }
+
+  adjust(key: string, tokens: number, policy: RatePolicy): Promise<RateKeyState> {
+    return this.#keys.adjust(key, tokens, policy);
   }
 
   fixedWindow(key: string, n: number, policy: WindowPolicy): Promise<RateDecision> {
