@@ -65,6 +65,7 @@ const allowed = {
     'client',
     'redis',
     'amqp',
+    'nats',
     'load',
     'sim',
     'testing',
