@@ -7,7 +7,7 @@
  * @module
  */
 import type { PenaltyVerdict, RateRefusalReason, RejectionReason } from '../index.js';
-import type { QuotaInfo, Refusal } from './refusal.js';
+import type { QuotaFields, QuotaInfo, Refusal } from './refusal.js';
 
 /**
  * A core limit's refusal, as the core hands it over. A quota's `RateDecision` has no `reason`
@@ -21,16 +21,17 @@ export interface CoreRejection {
 
 const deadline: Refusal = Object.freeze({ reason: 'deadline' });
 const unavailable: Refusal = Object.freeze({ reason: 'unavailable' });
+const suspended: Refusal = Object.freeze({ reason: 'suspended' });
 
 /**
  * The refusal for `rejection`, or undefined when there is nobody to answer (`aborted`: the
  * caller gave up) or the reason is unknown. `capacitySignal` goes with a full or too slow line;
- * `quota` describes a spent quota for the RateLimit fields.
+ * `quota` describes a spent quota for the RateLimit fields and `violated-policies`.
  */
 export function refusalOfRejection(
   rejection: CoreRejection,
   capacitySignal: 'later' | 'elsewhere' = 'later',
-  quota?: QuotaInfo,
+  quota?: QuotaInfo | QuotaFields,
 ): Refusal | undefined {
   const reason = rejection.reason;
   switch (reason) {
@@ -43,6 +44,8 @@ export function refusalOfRejection(
     case 'penalty':
     case 'blocked':
       return { reason, retryAfterMs: rejection.retryAfterMs };
+    case 'suspended':
+      return suspended;
     case 'deadline':
       return deadline;
     case 'store-unavailable':

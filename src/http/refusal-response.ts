@@ -9,7 +9,13 @@
 import type { RetrySignal } from '../index.js';
 import { defaultHeaderNames, type HeaderNames } from './header-names.js';
 import { fixedLines, rateLimitLines, retryAfterField } from './header-lines.js';
-import { formatRateLimit, formatRateLimitPolicy } from './rate-limit-fields.js';
+import {
+  formatRateLimit,
+  formatRateLimitPolicy,
+  isFieldText,
+  violatedMember,
+  violatedMemberOf,
+} from './rate-limit-fields.js';
 import { refusalTable, type Refusal, type RefusalReason, type RefusalRow } from './refusal.js';
 
 /**
@@ -39,6 +45,8 @@ interface Strings {
   readonly retryName: string;
   readonly policy: string | undefined;
   readonly now: string | undefined;
+  /** The body's `,"violated-policies":[…]` member, or `''`. */
+  readonly violated: string;
   readonly status: 429 | 500 | 503;
   /** `Content-Length`. */
   readonly length: string;
@@ -108,7 +116,8 @@ export const readyRefusalOf: (response: RefusalResponse) => ReadyRefusal | undef
 /**
  * Turns a refusal into a response. `later` carries `Retry-After` (whole seconds ≥ 1, rounded
  * up); `elsewhere` and `never` do not (retrying here soon is the wrong move). Quota refusals
- * carry `RateLimit-Policy` and `RateLimit`.
+ * carry `RateLimit-Policy` and `RateLimit`, and name the policies that refused in the body's
+ * `violated-policies` (draft-10).
  */
 export function refusalResponse(
   refusal: Refusal,
@@ -119,9 +128,17 @@ export function refusalResponse(
   const q = refusal.quota;
   let policy: string | undefined;
   let now: string | undefined;
+  let violated = '';
   if (q !== undefined) {
-    policy = q.policyField ?? formatRateLimitPolicy(q.name, q);
-    now = formatRateLimit(q.name, q.remaining, q.resetMs);
+    if ('violated' in q) {
+      policy = q.policy;
+      now = policy === undefined ? undefined : (q.now ?? '');
+      violated = violatedMemberOf(q.violated);
+    } else {
+      policy = q.policyField ?? formatRateLimitPolicy(q.name, q);
+      now = formatRateLimit(q.name, q.remaining, q.resetMs);
+      violated = violatedMember(q.name);
+    }
   }
   // `retryAfterMs` in the body, and `Retry-After`, only when retrying here later makes sense.
   const retryAfterMs =
@@ -135,10 +152,11 @@ export function refusalResponse(
     s.retryAfterMs !== retryAfterMs ||
     s.retryName !== names.retry ||
     s.policy !== policy ||
-    s.now !== now
+    s.now !== now ||
+    s.violated !== violated
   ) {
     s = buildStrings(
-      { reason, signal, retryAfterMs, retryName: names.retry, policy, now },
+      { reason, signal, retryAfterMs, retryName: names.retry, policy, now, violated },
       refusal,
     );
     if (refusal.detail === undefined) lastStrings = s;
@@ -148,10 +166,13 @@ export function refusalResponse(
 
 /** The strings for `key`; `refusal` for its detail and whether its policy field needs a check. */
 function buildStrings(
-  key: Pick<Strings, 'reason' | 'signal' | 'retryAfterMs' | 'retryName' | 'policy' | 'now'>,
+  key: Pick<
+    Strings,
+    'reason' | 'signal' | 'retryAfterMs' | 'retryName' | 'policy' | 'now' | 'violated'
+  >,
   refusal: Refusal,
 ): Strings {
-  const { reason, signal, retryAfterMs, retryName, policy, now } = key;
+  const { reason, signal, retryAfterMs, retryName, policy, now, violated } = key;
   const row = refusalTable[reason];
   const parts =
     refusal.detail === undefined
@@ -168,10 +189,18 @@ function buildStrings(
     if (lines !== undefined) lines += seconds.line;
   }
   if (policy !== undefined && lines !== undefined) {
-    // A policy field passed in was formatted elsewhere: check it before trusting it as a line.
-    const more = rateLimitLines(policy, now!, refusal.quota?.policyField !== undefined);
+    // Fields passed in were formatted elsewhere: check them before trusting them as lines.
+    const q = refusal.quota!;
+    const given = 'violated' in q;
+    const more =
+      given && !isFieldText(now!)
+        ? undefined
+        : rateLimitLines(policy, now!, given || q.policyField !== undefined);
     lines = more === undefined ? undefined : lines + more;
   }
+  // `violated-policies` goes last; a body without retry advice (the 500) has no quota.
+  const tail =
+    violated === '' || signal === undefined ? parts.tail : parts.tail.slice(0, -1) + violated + '}';
   // One literal naming every field: `{ ...key, status, … }` here made V8 build a new hidden
   // class per call (map migrations and a full GC every few thousand refusals: 2.7 × the cost).
   return {
@@ -181,10 +210,12 @@ function buildStrings(
     retryName,
     policy,
     now,
+    violated,
     status: row.status,
-    length: String(parts.bytes + value.length),
+    // `violated` is ASCII (names are printable ASCII, JSON-escaped): one byte per character.
+    length: String(parts.bytes + value.length + tail.length - parts.tail.length),
     retryAfter,
-    body: parts.head + value + parts.tail,
+    body: parts.head + value + tail,
     lines,
     tail: undefined,
   };

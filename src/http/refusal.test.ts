@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { DependencyOverloadedError, QueueFullError, RateLimitedError } from '../index.js';
 import { defaultHeaderNames } from './header-names.js';
 import { refusalFromError } from './refusal-from-error.js';
-import { refusalResponse } from './refusal-response.js';
+import { quotaFields } from './rate-limit-fields.js';
+import { readyRefusalOf, refusalResponse } from './refusal-response.js';
 import { refusalTable, type RefusalReason } from './refusal.js';
 
 function headerMap(flat: string[]): Record<string, string> {
@@ -34,7 +35,57 @@ describe('refusalResponse', () => {
       detail: expect.any(String) as string,
       retryAfterMs: 1_200,
       spillwayRetry: 'later',
+      // draft-10: the problem names the policies the request violated.
+      'violated-policies': ['per-client'],
     });
+  });
+
+  it('several policies: each in both fields, the refusing ones in violated-policies', () => {
+    const quota = quotaFields([
+      { name: 'per-second', ratePerSec: 10, burst: 10, remaining: 4, resetMs: 600 },
+      {
+        name: 'hourly',
+        ratePerSec: 1_000 / 3_600,
+        burst: 1_000,
+        remaining: 0,
+        resetMs: 7_200,
+        violated: true,
+      },
+    ]);
+    const r = refusalResponse({ reason: 'quota', retryAfterMs: 3_600, quota });
+    const h = headerMap(r.headers);
+    expect(h['ratelimit-policy']).toBe('"per-second";q=10;w=1, "hourly";q=1000;w=3600');
+    expect(h['ratelimit']).toBe('"per-second";r=4;t=1, "hourly";r=0;t=8');
+    expect(h['retry-after']).toBe('4');
+    expect(Number(h['content-length'])).toBe(Buffer.byteLength(r.body));
+    expect(JSON.parse(r.body)).toMatchObject({ 'violated-policies': ['hourly'] });
+    // Through the one-write path too: the lines carry both fields.
+    const ready = readyRefusalOf(r)!;
+    expect(ready.tail).toContain('ratelimit: "per-second";r=4;t=1, "hourly";r=0;t=8\r\n');
+    expect(ready.tail.endsWith(r.body)).toBe(true);
+  });
+
+  it('quota fields given without RateLimit fields still name the violated policy in the body', () => {
+    const violated = ['we"ird\u00e9'];
+    const r = refusalResponse({
+      reason: 'quota',
+      retryAfterMs: 1_000,
+      quota: { policy: undefined, now: undefined, violated },
+    });
+    expect(r.headers).not.toContain('ratelimit');
+    expect(r.headers).not.toContain('ratelimit-policy');
+    // Named as in the fields: printable ASCII only, so the body stays ASCII.
+    expect(r.body).toContain(',"violated-policies":["we\\"ird"]}');
+    expect(Number(headerMap(r.headers)['content-length'])).toBe(Buffer.byteLength(r.body));
+  });
+
+  it('fields formatted elsewhere are checked before they go out as ready lines', () => {
+    const bad = refusalResponse({
+      reason: 'quota',
+      retryAfterMs: 1_000,
+      quota: { policy: '"a";q=1;w=1', now: '"a";r=0;t=1\r\nx-injected: 1', violated: ['a'] },
+    });
+    expect(readyRefusalOf(bad)).toBeUndefined();
   });
 
   it('RateLimit fields follow draft-10 syntax: quoted names, integer q/w and r/t', () => {

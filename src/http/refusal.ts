@@ -17,6 +17,8 @@ export type RefusalReason =
   | 'penalty'
   /** The client kept ignoring them; a cool-off block (429). */
   | 'blocked'
+  /** Suspended until an operator lifts it: the last step, or an operator's (429, never). */
+  | 'suspended'
   /** Every slot is taken and the line is full or too slow (503). */
   | 'capacity'
   /** Less critical work shed to keep room for more critical work (503). */
@@ -46,6 +48,23 @@ export interface QuotaInfo {
   readonly policyField?: string | undefined;
 }
 
+/**
+ * The quota behind a 429 as fields already formatted: what a quota of several policies (or the
+ * guard, which formats once per client) hands over. `quotaFields` builds one from
+ * {@link QuotaInfo}s.
+ */
+export interface QuotaFields {
+  /** `RateLimit-Policy`, every policy of the quota; undefined to send no RateLimit fields. */
+  readonly policy: string | undefined;
+  /** `RateLimit`, what is left of each policy; sent only with `policy`. */
+  readonly now: string | undefined;
+  /**
+   * The policies that refused, by name: draft-10's `violated-policies` member of the problem
+   * body. Keep one array per set of names (the response's strings are cached by its identity).
+   */
+  readonly violated: readonly string[];
+}
+
 /** A refusal, before it is written. */
 export interface Refusal {
   readonly reason: RefusalReason;
@@ -53,8 +72,12 @@ export interface Refusal {
   readonly signal?: RetrySignal | undefined;
   /** When a retry could succeed; drives `Retry-After` for `later`. */
   readonly retryAfterMs?: number | undefined;
-  /** The quota behind a 429, for the RateLimit fields. */
-  readonly quota?: QuotaInfo | undefined;
+  /**
+   * The quota behind a 429: one policy's state, or the fields of several (see
+   * {@link QuotaFields}). Its policies go in the RateLimit fields, and those that refused in
+   * the body's `violated-policies` (one policy's `QuotaInfo`: that policy).
+   */
+  readonly quota?: QuotaInfo | QuotaFields | undefined;
   /** Occurrence-specific explanation; defaults per reason. */
   readonly detail?: string | undefined;
 }
@@ -105,6 +128,14 @@ export const refusalTable: Readonly<Record<RefusalReason, RefusalRow>> = Object.
     type: `${own}client-blocked`,
     title: 'Client blocked for a cool-off period',
     detail: 'This client kept ignoring Retry-After; it is blocked until the cool-off period ends.',
+  },
+  suspended: {
+    status: 429,
+    signal: 'never',
+    type: `${own}client-suspended`,
+    title: 'Client suspended',
+    detail:
+      'This client is suspended until an operator lifts the suspension; retrying will not help.',
   },
   capacity: {
     status: 503,
