@@ -19,7 +19,18 @@ export {
   retryAfterSeconds,
 } from './codecs.js';
 export { defaultHeaderNames, headerNamesOf, type HeaderNames } from './header-names.js';
-export { formatRateLimit, formatRateLimitPolicy, policyName } from './rate-limit-fields.js';
-export { refusalTable, type QuotaInfo, type Refusal, type RefusalReason } from './refusal.js';
+export {
+  formatRateLimit,
+  formatRateLimitPolicy,
+  policyName,
+  quotaFields,
+} from './rate-limit-fields.js';
+export {
+  refusalTable,
+  type QuotaFields,
+  type QuotaInfo,
+  type Refusal,
+  type RefusalReason,
+} from './refusal.js';
 export { refusalResponse, type RefusalResponse } from './refusal-response.js';
 export { refusalFromError } from './refusal-from-error.js';
