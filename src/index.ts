@@ -138,7 +138,9 @@ export { gradientLimit, type GradientLimitOptions } from './core/adaptive-limit/
 export { deadline, type Deadline, type DeadlineOptions } from './core/deadline/deadline.js';
 export {
   penaltyBox,
+  type LiftWhenOptions,
   type PenaltyBox,
+  type PenaltyBoxLike,
   type PenaltyBoxOptions,
   type PenaltyStep,
   type PenaltyStepEvent,

@@ -128,19 +128,20 @@ describe('penaltyBox', () => {
     const moves: unknown[] = [];
     box.onStepChange((e) => moves.push(e));
     for (let i = 0; i < 4; i++) {
-      if (box.check('c') === undefined) box.refused('c', 1_000);
+      if (box.check('c', `req${i}`) === undefined) box.refused('c', 1_000);
       clock.advanceSync(10);
     }
-    for (let i = 0; i < 3; i++) {
-      box.check('c');
+    for (let i = 4; i < 7; i++) {
+      box.check('c', `req${i}`);
       clock.advanceSync(10);
     }
     clock.advanceSync(20_000);
     expect(box.stepOf('c')).toBe(0);
+    const moved = { key: 'c', suspended: false };
     expect(moves).toEqual([
-      { key: 'c', step: 1, previous: 0 },
-      { key: 'c', step: 2, previous: 1 },
-      { key: 'c', step: 0, previous: 2 },
+      { ...moved, step: 1, previous: 0, by: 'violations', cause: 'req3' },
+      { ...moved, step: 2, previous: 1, by: 'violations', cause: 'req6' },
+      { ...moved, step: 0, previous: 2, by: 'quiet' },
     ]);
   });
 

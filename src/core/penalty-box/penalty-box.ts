@@ -2,9 +2,11 @@
  * Escalation for clients that ignore the slow-down signal. A client that comes back before the
  * Retry-After it was given commits a violation; `threshold` violations within `windowMs` move
  * it one step up: an enforced, longer wait, then a cool-off block, then (optionally) its
- * connection is closed on each refusal. While a step is in force the client is refused without
- * touching its quota. After a step's wait ends, every `liftAfterMs` without a violation lifts
- * it one step down. State lives in an LRU-bounded map.
+ * connection is closed on each refusal, and (optionally) last, a suspension that lasts until
+ * an operator lifts it. While a step is in force the client is refused without touching its
+ * quota. After a step's wait ends, every `liftAfterMs` without a violation lifts it one step
+ * down; with `liftWhen`, blocks end and steps lift only while the service reads healthy (see
+ * `health-gate.ts`). State lives in an LRU-bounded map; suspended clients are pinned in it.
  *
  * Only a request the client sent after it could have read the refusal is a violation. Those
  * that arrive within `graceMs` of the refusal that started a wait (or of a step that started)
@@ -15,86 +17,43 @@
  *
  * @module
  */
-import type { Clock } from '../clock/clock.js';
-import { systemClock } from '../clock/clock.js';
-import { SpillwayConfigError } from '../errors/config-error.js';
-import { Emitter, type Event } from '../events/emitter.js';
+import { SpillwayArgumentError } from '../errors/argument-error.js';
+import { Emitter } from '../events/emitter.js';
 import { LruMap } from '../internal/lru-map.js';
+import { HealthGate } from './health-gate.js';
 import {
-  clockLike,
-  nonNegativeNumber,
-  optionsObject,
-  positiveInteger,
-  positiveNumber,
-} from '../internal/validate.js';
+  ladderSettings,
+  verdictOf,
+  type LadderSettings,
+  type PenaltyBoxLike,
+  type PenaltyBoxOptions,
+  type PenaltyStepEvent,
+  type PenaltyVerdict,
+} from './penalty-options.js';
 
-/** One rung of the escalation ladder. */
-export interface PenaltyStep {
-  /** How long every request is refused once the client reaches this step, in ms. */
-  readonly waitMs: number;
-  /** Refuse as a cool-off block (`blocked`) rather than an enforced wait (`penalty`). @default false */
-  readonly block?: boolean;
-  /** Close the client's connection with each refusal at this step. @default false */
-  readonly closeConnection?: boolean;
-}
+export type {
+  PenaltyBoxLike,
+  PenaltyBoxOptions,
+  PenaltyStep,
+  PenaltyStepEvent,
+  PenaltyVerdict,
+} from './penalty-options.js';
+export type { LiftWhenOptions } from './health-gate.js';
 
-/** Options of {@link penaltyBox}. */
-export interface PenaltyBoxOptions {
-  /** Violations within `windowMs` that move a client one step up. @default 5 */
-  readonly threshold?: number;
-  /** The window over which violations are counted, in ms. @default 10_000 */
-  readonly windowMs?: number;
-  /** The ladder, first step first. @default [{ waitMs: 10_000 }, { waitMs: 60_000, block: true }] */
-  readonly steps?: readonly PenaltyStep[];
-  /** Quiet time after a step ends that lifts the client one step down, in ms. @default 30_000 */
-  readonly liftAfterMs?: number;
-  /**
-   * How long after the refusal that starts a wait requests still count as sent before the
-   * client read it (about a round trip), in ms: they are refused, but are not violations.
-   * @default 500
-   */
-  readonly graceMs?: number;
-  /** Most clients tracked; the least recently seen are forgotten first. @default 10_000 */
-  readonly maxKeys?: number;
-  /** Where time comes from. @default systemClock */
-  readonly clock?: Clock;
-}
-
-/** The verdict for a request from a client in the box. */
-export interface PenaltyVerdict {
-  /** `penalty` for an enforced wait, `blocked` for a cool-off block. */
-  readonly reason: 'penalty' | 'blocked';
-  /** 1-based step in force. */
-  readonly step: number;
-  /** Until the step ends. */
-  readonly retryAfterMs: number;
-  readonly closeConnection: boolean;
-}
-
-/** Emitted when a client moves a step, up (a violation) or down (quiet time). */
-export interface PenaltyStepEvent {
-  /** The client key (personal: publish it only where its owner agreed). */
-  readonly key: string;
-  /** The step now (0 = out of the box). */
-  readonly step: number;
-  readonly previous: number;
-}
-
-/** Escalating refusals for clients that ignore Retry-After. */
-export interface PenaltyBox {
-  /**
-   * Call for every request from `key` before its quota is checked: a verdict means refuse it
-   * (the quota is not touched); undefined means carry on.
-   */
-  check(key: string): PenaltyVerdict | undefined;
-  /** Call when `key` was refused and told to wait `retryAfterMs`. */
-  refused(key: string, retryAfterMs: number): void;
+/** Escalating refusals for clients that ignore Retry-After, in this process's memory. */
+export interface PenaltyBox extends PenaltyBoxLike {
+  check(key: string, cause?: unknown): PenaltyVerdict | undefined;
+  /** Suspends `key` until {@link PenaltyBox.lift}; throws at `maxSuspended`. */
+  suspend(key: string): void;
+  lift(key: string): void;
   /** The step `key` is on now (0 = none). */
   stepOf(key: string): number;
+  /** Whether `key` is suspended. */
+  isSuspended(key: string): boolean;
   /** Clients tracked now. */
   readonly size: number;
-  /** Subscribes to step changes. */
-  readonly onStepChange: Event<PenaltyStepEvent>;
+  /** Clients suspended now. */
+  readonly suspended: number;
 }
 
 interface ClientState {
@@ -110,6 +69,8 @@ interface ClientState {
   quietSince: number;
   /** Requests arriving before this were sent before the client could read its refusal. */
   graceUntil: number;
+  /** Refused until an operator lifts it. */
+  suspended: boolean;
 }
 
 /**
@@ -121,77 +82,112 @@ interface ClientState {
  * if (verdict) return refuse429(verdict.retryAfterMs);
  */
 export function penaltyBox(options?: PenaltyBoxOptions): PenaltyBox {
-  const o = optionsObject('penaltyBox options', options);
-  const steps = o.steps ?? [{ waitMs: 10_000 }, { waitMs: 60_000, block: true }];
-  if (!Array.isArray(steps) || steps.length === 0) {
-    throw new SpillwayConfigError('steps', 'a non-empty array of { waitMs }', steps);
-  }
-  const checked = steps.map((s: PenaltyStep, i) => ({
-    waitMs: positiveNumber(`steps[${i}].waitMs`, s?.waitMs),
-    block: s.block === true,
-    closeConnection: s.closeConnection === true,
-  }));
-  return new Box({
-    threshold: positiveInteger('threshold', o.threshold ?? 5),
-    windowMs: positiveNumber('windowMs', o.windowMs ?? 10_000),
-    liftAfterMs: positiveNumber('liftAfterMs', o.liftAfterMs ?? 30_000),
-    graceMs: nonNegativeNumber('graceMs', o.graceMs ?? 500),
-    steps: checked,
-    states: new LruMap<ClientState>(positiveInteger('maxKeys', o.maxKeys ?? 10_000)),
-    clock: clockLike('clock', o.clock ?? systemClock),
-  });
-}
-
-interface Settings {
-  readonly threshold: number;
-  readonly windowMs: number;
-  readonly liftAfterMs: number;
-  readonly graceMs: number;
-  readonly steps: readonly Required<PenaltyStep>[];
-  readonly states: LruMap<ClientState>;
-  readonly clock: Clock;
+  const s = ladderSettings('penaltyBox options', options);
+  const gate = s.liftWhen === undefined ? undefined : new HealthGate(s.liftWhen, s.clock);
+  return new Box(s, gate);
 }
 
 class Box implements PenaltyBox {
-  readonly #s: Settings;
+  readonly #s: LadderSettings;
+  readonly #gate: HealthGate | undefined;
+  readonly #states: LruMap<ClientState>;
+  #suspended = 0;
   readonly #stepped = new Emitter<PenaltyStepEvent>();
   readonly onStepChange = this.#stepped.event;
 
-  constructor(settings: Settings) {
+  constructor(settings: LadderSettings, gate: HealthGate | undefined) {
     this.#s = settings;
+    this.#gate = gate;
+    this.#states = new LruMap(settings.maxKeys);
   }
 
   get size(): number {
-    return this.#s.states.size;
+    return this.#states.size;
+  }
+
+  get suspended(): number {
+    return this.#suspended;
   }
 
   stepOf(key: string): number {
-    const state = this.#s.states.peek(key);
+    const state = this.#states.peek(key);
     if (state === undefined) return 0;
     this.#lift(key, state, this.#s.clock.now());
     return state.step;
   }
 
-  check(key: string): PenaltyVerdict | undefined {
-    const state = this.#s.states.get(key);
+  isSuspended(key: string): boolean {
+    return this.#states.peek(key)?.suspended === true;
+  }
+
+  check(key: string, cause?: unknown): PenaltyVerdict | undefined {
+    const state = this.#states.get(key);
     if (state === undefined) return undefined;
+    if (state.suspended) return this.#suspendedVerdict(state);
     const now = this.#s.clock.now();
     const sentAfterReading = now >= state.graceUntil;
     if (state.step > 0 && now < state.until) {
       // Still coming during an enforced wait: a violation, which may escalate further.
-      if (sentAfterReading) this.#violate(key, state, now);
-      return this.#verdict(state, now);
+      if (sentAfterReading) this.#violate(key, state, { now, cause });
+      return state.suspended ? this.#suspendedVerdict(state) : this.#verdict(state, now);
+    }
+    const held = this.#heldMs(key, state, now);
+    if (held > 0) {
+      // A block outlasting its wait while the service is not healthy: told when to come back,
+      // and coming back sooner is a violation as in any block.
+      if (sentAfterReading && now < state.retryAt && this.#violate(key, state, { now, cause })) {
+        return state.suspended ? this.#suspendedVerdict(state) : this.#verdict(state, now);
+      }
+      if (now + held > state.retryAt) state.retryAt = now + held;
+      return verdictOf(this.#s.steps, state.step, Math.ceil(held));
     }
     this.#lift(key, state, now);
-    if (now < state.retryAt && sentAfterReading && this.#violate(key, state, now)) {
-      return this.#verdict(state, now);
+    if (now < state.retryAt && sentAfterReading && this.#violate(key, state, { now, cause })) {
+      return state.suspended ? this.#suspendedVerdict(state) : this.#verdict(state, now);
     }
     return undefined;
   }
 
   refused(key: string, retryAfterMs: number): void {
     const now = this.#s.clock.now();
-    let state = this.#s.states.get(key);
+    const state = this.#stateFor(key, now);
+    // A refusal that starts a wait: what arrives within the grace was already on its way.
+    if (now >= state.retryAt) state.graceUntil = now + this.#s.graceMs;
+    const retryAt = now + (retryAfterMs > 0 ? retryAfterMs : 0);
+    if (retryAt > state.retryAt) state.retryAt = retryAt;
+  }
+
+  suspend(key: string): void {
+    if (typeof key !== 'string') throw new SpillwayArgumentError('key', 'a string', key);
+    const state = this.#stateFor(key, this.#s.clock.now());
+    if (state.suspended) return;
+    if (!this.#pinSuspended(key, state)) {
+      throw new SpillwayArgumentError(
+        'key',
+        `a key while fewer than maxSuspended (${this.#s.maxSuspended}) are suspended; lift some first`,
+        key,
+      );
+    }
+    this.#emit({ key, step: state.step, previous: state.step, suspended: true, by: 'operator' });
+  }
+
+  lift(key: string): void {
+    if (typeof key !== 'string') throw new SpillwayArgumentError('key', 'a string', key);
+    const state = this.#states.peek(key);
+    if (state === undefined) return;
+    if (state.suspended) this.#suspended--;
+    this.#states.delete(key);
+    if (state.step > 0 || state.suspended) {
+      this.#emit({ key, step: 0, previous: state.step, suspended: false, by: 'operator' });
+    }
+  }
+
+  close(): void {
+    this.#gate?.close();
+  }
+
+  #stateFor(key: string, now: number): ClientState {
+    let state = this.#states.get(key);
     if (state === undefined) {
       state = {
         retryAt: 0,
@@ -201,18 +197,30 @@ class Box implements PenaltyBox {
         until: 0,
         quietSince: now,
         graceUntil: 0,
+        suspended: false,
       };
-      this.#s.states.set(key, state);
+      this.#states.set(key, state);
     }
-    // A refusal that starts a wait: what arrives within the grace was already on its way.
-    if (now >= state.retryAt) state.graceUntil = now + this.#s.graceMs;
-    const retryAt = now + (retryAfterMs > 0 ? retryAfterMs : 0);
-    if (retryAt > state.retryAt) state.retryAt = retryAt;
+    return state;
+  }
+
+  /** Marks `state` suspended and pins it; false at `maxSuspended`. */
+  #pinSuspended(key: string, state: ClientState): boolean {
+    if (this.#suspended >= this.#s.maxSuspended) return false;
+    state.suspended = true;
+    this.#suspended++;
+    this.#states.pin(key);
+    return true;
   }
 
   /** Records a violation; true if it moved the client a step up. */
-  #violate(key: string, state: ClientState, now: number): boolean {
+  #violate(
+    key: string,
+    state: ClientState,
+    at: { readonly now: number; readonly cause: unknown },
+  ): boolean {
     const { threshold, windowMs, steps } = this.#s;
+    const now = at.now;
     const ring = state.violations;
     if (ring.length < threshold) ring.push(now);
     else ring[state.next] = now;
@@ -221,39 +229,72 @@ class Box implements PenaltyBox {
     if (ring.length < threshold) return false;
     const oldest = ring[state.next % ring.length]!;
     if (now - oldest > windowMs) return false;
-    if (state.step < steps.length) {
-      state.step++;
-      if (this.#stepped.size > 0) {
-        this.#stepped.emit({ key, step: state.step, previous: state.step - 1 });
-      }
-    }
+    const previous = state.step;
+    if (state.step < steps.length) state.step++;
+    // The last step suspends, unless as many are suspended as memory may hold: then the step
+    // below it again.
+    if (steps[state.step - 1]!.suspend && !this.#pinSuspended(key, state)) state.step--;
     state.until = now + steps[state.step - 1]!.waitMs;
     state.retryAt = state.until;
     state.graceUntil = now + this.#s.graceMs;
     ring.length = 0;
     state.next = 0;
+    if (state.step !== previous || state.suspended) {
+      this.#emit({
+        key,
+        step: state.step,
+        previous,
+        suspended: state.suspended,
+        by: 'violations',
+        cause: at.cause,
+      });
+    }
     return true;
   }
 
-  /** Lifts one step per `liftAfterMs` of quiet time after the current step's wait ended. */
+  /** Ms a block that has run its wait is still held by the health gate (0: not held). */
+  #heldMs(key: string, state: ClientState, now: number): number {
+    const gate = this.#gate;
+    if (gate === undefined || state.step === 0 || !this.#s.steps[state.step - 1]!.block) return 0;
+    return gate.releaseWaitMs(key, now);
+  }
+
+  /**
+   * Lifts one step per `liftAfterMs` of quiet time after the current step's wait ended —
+   * with a health gate, quiet time counts only while healthy, from when it last turned so.
+   */
   #lift(key: string, state: ClientState, now: number): void {
-    if (state.step === 0 || now < state.until) return;
-    const from = Math.max(state.until, state.quietSince);
+    if (state.step === 0 || state.suspended || now < state.until) return;
+    let from = Math.max(state.until, state.quietSince);
+    const gate = this.#gate;
+    if (gate !== undefined) {
+      const since = gate.healthySince;
+      if (since === undefined) return;
+      if (since > from) from = since;
+    }
     const steps = Math.floor((now - from) / this.#s.liftAfterMs);
     if (steps <= 0) return;
     const previous = state.step;
     state.step = Math.max(0, state.step - steps);
     state.quietSince = from + steps * this.#s.liftAfterMs;
-    if (this.#stepped.size > 0) this.#stepped.emit({ key, step: state.step, previous });
+    this.#emit({ key, step: state.step, previous, suspended: false, by: 'quiet' });
+  }
+
+  #emit(event: PenaltyStepEvent): void {
+    if (this.#stepped.size > 0) this.#stepped.emit(event);
   }
 
   #verdict(state: ClientState, now: number): PenaltyVerdict {
-    const step = this.#s.steps[state.step - 1]!;
+    return verdictOf(this.#s.steps, state.step, Math.max(1, Math.ceil(state.until - now)));
+  }
+
+  #suspendedVerdict(state: ClientState): PenaltyVerdict {
+    const step = this.#s.steps[state.step - 1];
     return {
-      reason: step.block ? 'blocked' : 'penalty',
+      reason: 'suspended',
       step: state.step,
-      retryAfterMs: Math.max(1, Math.ceil(state.until - now)),
-      closeConnection: step.closeConnection,
+      retryAfterMs: undefined,
+      closeConnection: step?.closeConnection === true,
     };
   }
 }
