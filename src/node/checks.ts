@@ -8,13 +8,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  criticalities,
-  criticalityRank,
-  type Permit,
-  type PermitOutcome,
-  type RateDecision,
-} from '../index.js';
+import { criticalities, criticalityRank, type Permit, type PermitOutcome } from '../index.js';
 import {
   parseAttempt,
   parseCriticality,
@@ -44,6 +38,7 @@ import { publishRefusal, refusalChannel, type RefusalSubject } from './refusal-c
 import { Admitted, clientGone, type ContextInit } from './request-context.js';
 import { requestFields } from './request-fields.js';
 import type { Route, RouteTable } from './route.js';
+import { setRateLimitFields, type QuotaVerdict } from './route-quota.js';
 import { waitInLine, type Landing, type Rejection } from './wait-in-line.js';
 
 /** A request between checks; fields are filled in as the checks need them. */
@@ -59,6 +54,13 @@ interface Arrival {
   attempt: number;
   /** When the request arrived on the guard's clock, if it was needed before admission. */
   arrivedAt: number | undefined;
+  /** The quota's admission, when its RateLimit fields go on the response. */
+  quota: QuotaVerdict | undefined;
+}
+
+/** What a context starts from, with the quota's fields to set once admitted. */
+interface AdmissionInit extends ContextInit {
+  readonly quota: QuotaVerdict | undefined;
 }
 
 /** The checks, over a guard's settings and routes; counts the requests it let through. */
@@ -130,6 +132,7 @@ export class Checks implements Landing<AdmitResult> {
       rank: -1,
       attempt: 1,
       arrivedAt: undefined,
+      quota: undefined,
     };
     const box = this.#box;
     if (box !== undefined) {
@@ -153,7 +156,11 @@ export class Checks implements Landing<AdmitResult> {
     p.attempt = parseAttempt(fields.attempt) ?? 1;
     const quota = route.quota;
     if (quota === undefined) return this.#acquire(p);
-    const decision = quota.tryTake(this.#keyFor(p));
+    // `skip` and `allow` let a request by without asking the quota or its stores.
+    if (quota.mayBypass && quota.bypass(req, () => this.#keyFor(p), this.#s.trustProxy)) {
+      return this.#acquire(p);
+    }
+    const decision = quota.decide(this.#keyFor(p), req);
     if (!('then' in decision)) return this.#afterQuota(decision, p);
     // The deadline counts from arrival, not from when a remote store answered (and a set
     // `arrivedAt` tells the next step the client may have left in the meantime).
@@ -161,25 +168,17 @@ export class Checks implements Landing<AdmitResult> {
     return Promise.resolve(decision).then((d) => this.#afterQuota(d, p));
   }
 
-  #afterQuota(d: RateDecision, p: Arrival): AdmitResult | Promise<AdmitResult> {
+  #afterQuota(d: QuotaVerdict, p: Arrival): AdmitResult | Promise<AdmitResult> {
     if (quotaChannel.hasSubscribers)
       publishQuota(d, { route: p.route.name, req: p.req }, this.#published(p));
-    if (d.ok) return this.#acquire(p);
-    const route = p.route;
+    if (d.ok) {
+      if (d.policy !== undefined) p.quota = d;
+      return this.#acquire(p);
+    }
     // Only the client's own quota is a refusal it must honour (a store that is down is not).
-    if (d.reason === undefined) this.#box?.refused(this.#keyFor(p), d.retryAfterMs);
-    const quota =
-      d.reason === undefined
-        ? {
-            name: route.quotaName,
-            ratePerSec: route.quota!.policy.ratePerSec,
-            burst: d.limit,
-            remaining: d.remaining,
-            resetMs: d.resetMs,
-            policyField: route.quotaPolicyField,
-          }
-        : undefined;
-    return this.#refuse(refusalOfRejection(d, this.#signal, quota)!, p);
+    const own = d.reason === undefined;
+    if (own) this.#box?.refused(this.#keyFor(p), d.retryAfterMs);
+    return this.#refuse(refusalOfRejection(d, this.#signal, own ? d : undefined)!, p);
   }
 
   #acquire(p: Arrival): AdmitResult | Promise<AdmitResult> {
@@ -198,7 +197,7 @@ export class Checks implements Landing<AdmitResult> {
     const limiter = route.limiter;
     if (limiter === undefined) {
       if (this.#inflight >= this.#maxInFlight) return this.#refuse(processOverloaded, p);
-      return this.#admitted(new Admitted(this.#init(p)).start(undefined));
+      return this.#admitted(new Admitted(this.#init(p)).start(undefined), p.quota);
     }
     const tenants = route.tenants;
     if (tenants !== undefined && !tenants.mayTake(this.#keyFor(p), limiter, limiter.queued)) {
@@ -246,7 +245,8 @@ export class Checks implements Landing<AdmitResult> {
       }
       tenants.take(init.key);
     }
-    return this.#admitted(new Admitted(init, controller).start(permit), true);
+    const fields = (init as AdmissionInit).quota;
+    return this.#admitted(new Admitted(init, controller).start(permit), fields, true);
   }
 
   /** Where a wait in line lands without one; nothing to write if the client left. */
@@ -266,11 +266,11 @@ export class Checks implements Landing<AdmitResult> {
       throw error;
     }
     p.route.tenants?.take(init.key);
-    return this.#admitted(new Admitted(init).start(permit));
+    return this.#admitted(new Admitted(init).start(permit), p.quota);
   }
 
   /** What an admitted (or waiting) request's context starts from. */
-  #init(p: Arrival): ContextInit {
+  #init(p: Arrival): AdmissionInit {
     const now = p.arrivedAt ?? this.#s.clock.now();
     const route = p.route;
     const asked = p.askedMs;
@@ -288,11 +288,16 @@ export class Checks implements Landing<AdmitResult> {
       startedAt: now,
       publishKey: this.#s.publishKey,
       onFinish: route.tenants === undefined ? this.#onFinish : this.#onFinishShared,
+      quota: p.quota,
     };
   }
 
-  /** Counts a request let through (after a wait in line when `queued`), and publishes it. */
-  #admitted(context: Admitted, queued = false): AdmitResult {
+  /**
+   * Counts a request let through (after a wait in line when `queued`), and publishes it; sets
+   * the quota's RateLimit fields on its response when the route sends them always.
+   */
+  #admitted(context: Admitted, quota: QuotaVerdict | undefined, queued = false): AdmitResult {
+    if (quota !== undefined) setRateLimitFields(context.res, quota);
     this.#inflight++;
     if (admissionChannel.hasSubscribers) {
       publishAdmitted(context, queued ? context.grantedAt - context.startedAt : undefined);

@@ -12,31 +12,16 @@ import {
   concurrencyLimit,
   criticalities,
   criticalityRank,
-  keyedTokenBuckets,
   type Clock,
   type ConcurrencyLimit,
   type Criticality,
-  type KeyedTokenBuckets,
   type LimitSource,
   type QueueOrder,
-  type RateDecision,
-  type RateStore,
 } from '../index.js';
-import { formatRateLimitPolicy } from '../http/index.js';
+import { quotaSpec, type QuotaOptions } from './quota-options.js';
+import { RouteQuota, type RateLimitHeaders } from './route-quota.js';
 
-/** A per-client quota: a token bucket per client key. */
-export interface QuotaOptions {
-  /** Tokens per second per client. Required. */
-  readonly ratePerSec: number;
-  /** Bucket size per client. Required. */
-  readonly burst: number;
-  /** Most clients kept in memory (memory store only). @default 10_000 */
-  readonly maxKeys?: number;
-  /** Where buckets live (e.g. a Redis store). @default in memory */
-  readonly store?: RateStore;
-  /** The policy's name in `RateLimit-Policy` and in a shared store. @default the route's name */
-  readonly name?: string;
-}
+export type { QuotaOptions } from './quota-options.js';
 
 /** How criticality shapes admission on a route. */
 export interface CriticalityPolicy {
@@ -62,8 +47,17 @@ export interface RouteSettings {
   readonly maxQueueWaitMs?: number;
   /** Line discipline. @default 'fifo' */
   readonly order?: QueueOrder;
-  /** Per-client quota; `false` for none. @default false */
+  /**
+   * Per-client quota: one policy (`{ ratePerSec, burst }` or `{ perWindow, windowMs }`), or
+   * several that must all admit; `false` for none. @default false
+   */
   readonly quota?: QuotaOptions | false;
+  /**
+   * Where a quota route sends draft-10's `RateLimit-Policy` and `RateLimit`: on every response
+   * (admitted requests too, so clients can pace themselves before they are refused), on its
+   * 429s only, or never. @default 'always'
+   */
+  readonly rateLimitHeaders?: RateLimitHeaders;
   /** The server's own maximum (and default) deadline per request, in ms. @default 30_000 */
   readonly deadlineMs?: number;
   /** Criticality policy. */
@@ -96,10 +90,7 @@ export interface Route {
   readonly exempt: boolean;
   readonly limiter: ConcurrencyLimit | undefined;
   readonly maxQueue: number;
-  readonly quota: KeyedTokenBuckets<RateDecision | PromiseLike<RateDecision>> | undefined;
-  readonly quotaName: string;
-  /** `RateLimit-Policy` for the quota, formatted once. */
-  readonly quotaPolicyField: string | undefined;
+  readonly quota: RouteQuota | undefined;
   readonly deadlineMs: number;
   readonly ceilingRank: number;
   readonly defaultCriticality: Criticality;
@@ -137,28 +128,23 @@ export function buildRoute(
           order: pick('order') ?? 'fifo',
           clock,
         });
-  const quotaOption = pick('quota') ?? false;
-  let quota: Route['quota'];
-  let quotaName = name;
-  if (quotaOption !== false) {
-    if (typeof quotaOption !== 'object' || quotaOption === null) {
-      throw new SpillwayConfigError(`${name}.quota`, 'false or { ratePerSec, burst }', quotaOption);
-    }
-    quotaName = quotaOption.name ?? name;
-    const common = {
-      ratePerSec: quotaOption.ratePerSec,
-      burst: quotaOption.burst,
-      name: quotaName,
-    };
-    quota =
-      quotaOption.store === undefined
-        ? keyedTokenBuckets({
-            ...common,
-            clock,
-            ...(quotaOption.maxKeys === undefined ? {} : { maxKeys: quotaOption.maxKeys }),
-          })
-        : keyedTokenBuckets({ ...common, store: quotaOption.store });
+  const headers = pick('rateLimitHeaders') ?? 'always';
+  if (headers !== 'always' && headers !== 'refusals-only' && headers !== false) {
+    throw new SpillwayConfigError(
+      `${name}.rateLimitHeaders`,
+      "'always', 'refusals-only' or false",
+      headers,
+    );
   }
+  const quotaOption = pick('quota') ?? false;
+  const quota =
+    quotaOption === false
+      ? undefined
+      : new RouteQuota(quotaSpec(quotaOption, name, `${name}.quota`), {
+          route: name,
+          clock,
+          headers,
+        });
   const shareOption = pick('tenantShare') ?? false;
   if (shareOption !== false && limiter === undefined) {
     throw new SpillwayConfigError(
@@ -214,9 +200,6 @@ export function buildRoute(
     limiter,
     maxQueue,
     quota,
-    quotaName,
-    quotaPolicyField:
-      quota === undefined ? undefined : formatRateLimitPolicy(quotaName, quota.policy),
     deadlineMs,
     ceilingRank: criticalityRank(ceiling),
     defaultCriticality: fallback,

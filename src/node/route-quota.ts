@@ -1,0 +1,273 @@
+/**
+ * A route's per-client quota: one or several policies, every one of which must admit a request.
+ *
+ * Policies in memory (the default) are decided together, at once: each client has one entry
+ * in an LRU-bounded map holding a bucket per policy and the client's numbers, so a request is
+ * one lookup and one clock read however many policies there are, and a request one policy
+ * refuses takes nothing from the others. Policies in a store (Redis) are asked after the
+ * memory ones admit, all at once; if a store refuses, the memory policies get their token back
+ * (exactly: a bucket refills linearly up to its cap), but a store that admitted keeps the token
+ * it took — at most one per refused request per such policy (docs/http.md, "Several policies").
+ *
+ * A client's numbers from functions are asked once per key and kept in its entry for
+ * `refreshLimitsMs`; an entry evicted by the `maxKeys` bound takes them with it.
+ *
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Clock, RateDecision, RateStore } from '../index.js';
+import { LruMap } from '../core/internal/lru-map.js';
+import { tokenEpsilon } from '../core/token-bucket/token-bucket-math.js';
+import type { QuotaFields } from '../http/index.js';
+import { rateLimitItem } from '../http/rate-limit-fields.js';
+import { clientAddress, type TrustProxy } from './client-address.js';
+import { AllowList } from './quota-allow.js';
+import { refill, takeLocal, type ClientState } from './quota-buckets.js';
+import { LimitsSource, type Limits } from './quota-limits.js';
+import type { QuotaSpec } from './quota-options.js';
+
+/** Where the RateLimit fields go: every quota response, refusals only, or none. */
+export type RateLimitHeaders = 'always' | 'refusals-only' | false;
+
+/**
+ * What the quota decided, as a store's decision (for the `spillway:quota` channel) and as the
+ * fields a response carries: on a refusal, the policies that refused; on an admission, the
+ * fields to set when the route sends them on every response (else `policy` is undefined).
+ */
+export type QuotaVerdict = RateDecision & QuotaFields;
+
+const none: readonly string[] = Object.freeze([]);
+
+/** A route's quota, built from its checked options. */
+export class RouteQuota {
+  /** The policies' names, in order. */
+  readonly names: readonly string[];
+  /** Whether `skip` or `allow` may let a request bypass the quota. */
+  readonly mayBypass: boolean;
+  readonly #headers: RateLimitHeaders;
+  readonly #clock: Clock;
+  readonly #source: LimitsSource;
+  readonly #refreshMs: number;
+  /** Per policy, its store; undefined for a memory policy. */
+  readonly #stores: readonly (RateStore | undefined)[];
+  readonly #anyStore: boolean;
+  readonly #anyLocal: boolean;
+  /** Clients' state; undefined when there is none to keep (fixed numbers, every policy remote). */
+  readonly #clients: LruMap<ClientState> | undefined;
+  readonly #skip: ((req: IncomingMessage) => boolean) | undefined;
+  readonly #allow: AllowList | undefined;
+
+  constructor(
+    spec: QuotaSpec,
+    settings: { readonly route: string; readonly clock: Clock; readonly headers: RateLimitHeaders },
+  ) {
+    this.names = spec.policies.map((p) => p.name);
+    this.#headers = settings.headers;
+    this.#clock = settings.clock;
+    this.#source = new LimitsSource(spec, settings.route);
+    this.#refreshMs = spec.refreshLimitsMs;
+    this.#stores = spec.policies.map((p) => p.store);
+    this.#anyStore = this.#stores.some((s) => s !== undefined);
+    this.#anyLocal = this.#stores.some((s) => s === undefined);
+    this.#clients =
+      this.#anyLocal || spec.perClient ? new LruMap<ClientState>(spec.maxKeys) : undefined;
+    this.#skip = spec.skip;
+    this.#allow =
+      spec.allow.length === 0
+        ? undefined
+        : new AllowList(spec.allow, `${settings.route}.quota.allow`);
+    this.mayBypass = this.#skip !== undefined || this.#allow !== undefined;
+  }
+
+  /** Whether `skip` or `allow` lets this request through without asking the quota. */
+  bypass(req: IncomingMessage, keyOf: () => string, trustProxy: TrustProxy): boolean {
+    if (this.#skip?.(req) === true) return true;
+    const allow = this.#allow;
+    if (allow === undefined) return false;
+    if (allow.hasKey(keyOf())) return true;
+    return allow.hasRanges && allow.covers(clientAddress(req, trustProxy));
+  }
+
+  /** Takes one request's token from every policy, or from none; what user code throws, throws. */
+  decide(key: string, req: IncomingMessage): QuotaVerdict | Promise<QuotaVerdict> {
+    const now = this.#clock.now();
+    const state = this.#stateOf(key, req, now);
+    const limits = state?.limits ?? this.#source.fixed!;
+    if (state !== undefined && this.#anyLocal) {
+      const refused = takeLocal(state, now, this.#stores);
+      if (refused !== undefined) return this.#verdict(limits, { state, refused });
+    }
+    if (!this.#anyStore) return this.#verdict(limits, { state });
+    return this.#askStores(key, limits, state);
+  }
+
+  /** The client's state, its numbers asked when it is new or they are due again. */
+  #stateOf(key: string, req: IncomingMessage, now: number): ClientState | undefined {
+    const clients = this.#clients;
+    if (clients === undefined) return undefined;
+    let state = clients.get(key);
+    if (state === undefined) {
+      const limits = this.#source.of(key, req);
+      state = { limits, refreshAt: this.#refreshAt(now), at: now, tokens: [...limits.burst] };
+      clients.set(key, state);
+    } else if (now >= state.refreshAt) {
+      const limits = this.#source.of(key, req);
+      if (limits !== state.limits) {
+        // Up to date under the old numbers, then held to the new sizes.
+        refill(state, now, this.#stores);
+        for (let i = 0; i < limits.burst.length; i++) {
+          state.tokens[i] = Math.min(state.tokens[i]!, limits.burst[i]!);
+        }
+        state.limits = limits;
+      }
+      state.refreshAt = this.#refreshAt(now);
+    }
+    return state;
+  }
+
+  #refreshAt(now: number): number {
+    return this.#source.fixed === undefined ? now + this.#refreshMs : Infinity;
+  }
+
+  /** Asks the store policies at once, after the memory ones admitted. */
+  #askStores(
+    key: string,
+    limits: Limits,
+    state: ClientState | undefined,
+  ): QuotaVerdict | Promise<QuotaVerdict> {
+    const stores = this.#stores;
+    const answers: (RateDecision | PromiseLike<RateDecision> | undefined)[] = [];
+    let pending = false;
+    try {
+      for (let i = 0; i < stores.length; i++) {
+        const d = stores[i]?.take(key, 1, limits.policies[i]!);
+        answers.push(d);
+        if (d !== undefined && 'then' in d) pending = true;
+      }
+    } catch (error) {
+      this.#giveBack(key, state);
+      throw error;
+    }
+    if (!pending) return this.#settle(key, limits, { state, answers: answers as RateDecision[] });
+    // A remote store answers in a round trip: a promise per answer costs nothing beside it.
+    return Promise.all(answers.map((a) => Promise.resolve(a))).then(
+      (decided) => this.#settle(key, limits, { state, answers: decided }),
+      (error: unknown) => {
+        this.#giveBack(key, state);
+        throw error;
+      },
+    );
+  }
+
+  /** The verdict once the stores answered; memory tokens go back if any store refused. */
+  #settle(
+    key: string,
+    limits: Limits,
+    at: { state: ClientState | undefined; answers: readonly (RateDecision | undefined)[] },
+  ): QuotaVerdict {
+    let mask = 0;
+    let wait = 0;
+    let closed: RateDecision | undefined;
+    let degraded = false;
+    at.answers.forEach((d, i) => {
+      if (d === undefined) return;
+      if (d.degraded === true) degraded = true;
+      if (d.ok) return;
+      if (d.reason !== undefined) closed ??= d;
+      else {
+        mask |= 1 << i;
+        if (d.retryAfterMs > wait) wait = d.retryAfterMs;
+      }
+    });
+    if (mask === 0 && closed === undefined) return this.#verdict(limits, { ...at, degraded });
+    this.#giveBack(key, at.state);
+    // The client's own quota is what it must honour; a store that is down is not its fault.
+    if (mask === 0)
+      return { ...closed!, degraded, policy: undefined, now: undefined, violated: none };
+    return this.#verdict(limits, { ...at, refused: { mask, wait }, degraded });
+  }
+
+  /** Gives a refused request's memory tokens back, unless the client's entry has gone since. */
+  #giveBack(key: string, state: ClientState | undefined): void {
+    if (state === undefined || !this.#anyLocal || this.#clients!.peek(key) !== state) return;
+    const { tokens, limits } = state;
+    for (let i = 0; i < tokens.length; i++) {
+      if (this.#stores[i] === undefined) tokens[i] = Math.min(limits.burst[i]!, tokens[i]! + 1);
+    }
+  }
+
+  /**
+   * The verdict, with what each policy has left: memory policies from the client's buckets,
+   * store policies from their answers. `RateLimit` is formatted only when it will be sent.
+   */
+  #verdict(
+    limits: Limits,
+    at: {
+      readonly state?: ClientState | undefined;
+      readonly answers?: readonly (RateDecision | undefined)[];
+      readonly refused?: { readonly mask: number; readonly wait: number } | undefined;
+      readonly degraded?: boolean;
+    },
+  ): QuotaVerdict {
+    const refused = at.refused;
+    const headers = this.#headers;
+    const format = headers === 'always' || (refused !== undefined && headers !== false);
+    let now = '';
+    let remaining = Infinity;
+    let limit = limits.burst[0]!;
+    let resetMs = 0;
+    for (let i = 0; i < limits.burst.length; i++) {
+      let r: number;
+      let reset: number;
+      const d = at.answers?.[i];
+      if (d === undefined) {
+        // A store policy not asked (a memory policy refused first): nothing to say of it.
+        if (this.#stores[i] !== undefined) continue;
+        const t = at.state!.tokens[i]!;
+        const missing = limits.burst[i]! - t;
+        r = Math.floor(t + tokenEpsilon);
+        reset = missing <= tokenEpsilon ? 0 : Math.ceil(missing / limits.ratePerMs[i]!);
+      } else {
+        r = d.remaining;
+        reset = d.resetMs;
+      }
+      if (r < remaining) {
+        remaining = r;
+        limit = limits.burst[i]!;
+      }
+      if (reset > resetMs) resetMs = reset;
+      if (format) now += (now === '' ? '' : ', ') + rateLimitItem(limits.quoted[i]!, r, reset);
+    }
+    const policy = format ? limits.policyField : undefined;
+    const degraded = at.degraded === true;
+    if (refused === undefined) {
+      return {
+        ok: true,
+        remaining: remaining > 0 ? remaining : 0,
+        limit,
+        resetMs,
+        degraded,
+        policy,
+        now: format ? now : undefined,
+        violated: none,
+      };
+    }
+    return {
+      ok: false,
+      remaining: 0,
+      retryAfterMs: refused.wait,
+      limit,
+      resetMs,
+      degraded,
+      policy,
+      now: format ? now : undefined,
+      violated: limits.violated(refused.mask),
+    };
+  }
+}
+
+/** Sets the RateLimit fields of an admitted request's response (the route sends them always). */
+export function setRateLimitFields(res: ServerResponse, fields: QuotaFields): void {
+  res.setHeader('ratelimit-policy', fields.policy!);
+  res.setHeader('ratelimit', fields.now!);
+}
