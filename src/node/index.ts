@@ -18,6 +18,15 @@ export {
   type RequestContext,
 } from './request-context.js';
 export type { CriticalityPolicy, QuotaOptions, RouteOptions, RouteSettings } from './route.js';
+export type {
+  PerClient,
+  QuotaContext,
+  QuotaPolicyOptions,
+  QuotaSharedOptions,
+  RatePolicyOptions,
+  WindowPolicyOptions,
+} from './quota-options.js';
+export type { RateLimitHeaders } from './route-quota.js';
 export {
   eventLoopMonitor,
   type EventLoopMonitor,
