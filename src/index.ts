@@ -137,6 +137,12 @@ export { vegasLimit, type VegasLimitOptions } from './core/adaptive-limit/vegas-
 export { gradientLimit, type GradientLimitOptions } from './core/adaptive-limit/gradient-limit.js';
 export { deadline, type Deadline, type DeadlineOptions } from './core/deadline/deadline.js';
 export {
+  currentContext,
+  outsideContext,
+  runInContext,
+  type AmbientContext,
+} from './core/ambient-context/ambient-context.js';
+export {
   penaltyBox,
   type LiftWhenOptions,
   type PenaltyBox,

@@ -1,0 +1,110 @@
+/**
+ * The context work inherits from the request it was started for: the request's deadline, its
+ * criticality and which attempt it is, held in an `AsyncLocalStorage` that the guard enters
+ * around the handler, so every promise, timer and callback the handler starts sees it, and
+ * `spillway/client` sends the remaining deadline and the criticality on to the next hop with no
+ * code in the handler. Work started outside any request sees none.
+ *
+ * Transport-free: it holds numbers, a clock and a signal. The store is one per process, kept
+ * under a `Symbol.for` key, so a guard and a client from two installed copies of the package
+ * still share it.
+ *
+ * @module
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { systemClock, type Clock } from '../clock/clock.js';
+import { criticalities, isCriticality, type Criticality } from '../criticality/criticality.js';
+import { SpillwayArgumentError } from '../errors/argument-error.js';
+
+/** What work started for a request knows about it. */
+export interface AmbientContext {
+  /** When the request's caller stops caring, on `clock` (ms); `Infinity` when unbounded. */
+  readonly expiresAt: number;
+  /** The clock `expiresAt` is on. @default systemClock */
+  readonly clock?: Clock | undefined;
+  /** Aborts when the request's work should stop: its deadline passed, or its client left. */
+  readonly signal?: AbortSignal | undefined;
+  /** How important the request is. */
+  readonly criticality: Criticality;
+  /** Which attempt of its caller the request is: 1 for the first. */
+  readonly attempt: number;
+}
+
+const storeKey = Symbol.for('spillway.ambientContext');
+
+/** The one store of the process (see the module comment). @internal */
+export const ambientStore: AsyncLocalStorage<AmbientContext> = ((
+  globalThis as { [storeKey]?: AsyncLocalStorage<AmbientContext> }
+)[storeKey] ??= new AsyncLocalStorage<AmbientContext>());
+
+/**
+ * The context of the request the running code was started for, or `undefined` outside any
+ * (and inside a guard or a dependency whose `ambientContext` is `false`).
+ *
+ * @example
+ * const ctx = currentContext();
+ * const metadata = { deadlineMs: ctx ? ctx.expiresAt - (ctx.clock ?? systemClock).now() : undefined };
+ */
+export function currentContext(): AmbientContext | undefined {
+  return ambientStore.getStore();
+}
+
+/**
+ * Runs `fn` inside `context`: what it starts, synchronously or later, sees `context` as
+ * {@link currentContext}. For transports Spillway has no guard for (a queue consumer, a custom
+ * RPC server): call it around the handler of each unit of work. Throws
+ * `SpillwayArgumentError` naming a bad field.
+ *
+ * @example
+ * consumer.on('message', (msg) =>
+ *   runInContext({ expiresAt: clock.now() + msg.ttlMs, criticality: 'sheddable', attempt: msg.redeliveries + 1 }, () => handle(msg)),
+ * );
+ */
+export function runInContext<R>(context: AmbientContext, fn: () => R): R {
+  checkContext(context);
+  if (typeof fn !== 'function') throw new SpillwayArgumentError('fn', 'a function', fn);
+  return ambientStore.run(context, fn);
+}
+
+/**
+ * Runs `fn` outside any request's context: for work a handler starts that must outlive the
+ * request (a background refresh), which would otherwise inherit the request's deadline.
+ */
+export function outsideContext<R>(fn: () => R): R {
+  if (typeof fn !== 'function') throw new SpillwayArgumentError('fn', 'a function', fn);
+  return ambientStore.exit(fn);
+}
+
+/** `expiresAt` of `context` on `clock`: itself when the clocks are one, else converted. */
+export function expiresAtOn(context: AmbientContext, clock: Clock): number {
+  const own = context.clock ?? systemClock;
+  const at = context.expiresAt;
+  if (own === clock || at === Infinity) return at;
+  return clock.now() + (at - own.now());
+}
+
+function checkContext(c: AmbientContext): void {
+  if (typeof c !== 'object' || c === null) {
+    throw new SpillwayArgumentError('context', 'a context object', c);
+  }
+  if (typeof c.expiresAt !== 'number' || Number.isNaN(c.expiresAt)) {
+    throw new SpillwayArgumentError('expiresAt', 'a time on the clock, or Infinity', c.expiresAt);
+  }
+  if (!isCriticality(c.criticality)) {
+    throw new SpillwayArgumentError(
+      'criticality',
+      `one of ${criticalities.join(', ')}`,
+      c.criticality,
+    );
+  }
+  if (!Number.isSafeInteger(c.attempt) || c.attempt < 1) {
+    throw new SpillwayArgumentError('attempt', 'a whole number of 1 or more', c.attempt);
+  }
+  if (c.signal !== undefined && !(c.signal instanceof AbortSignal)) {
+    throw new SpillwayArgumentError('signal', 'an AbortSignal', c.signal);
+  }
+  const clock = c.clock as { now?: unknown } | undefined;
+  if (clock !== undefined && typeof clock?.now !== 'function') {
+    throw new SpillwayArgumentError('clock', 'a Clock', c.clock);
+  }
+}
