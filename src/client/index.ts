@@ -4,6 +4,8 @@
  * layer, full-jitter backoff that honours `Retry-After`, deadline, criticality and attempt
  * propagation, cancellation that releases the socket, a circuit breaker and SRE adaptive
  * throttling — and turns a callee's refusal into the typed error the HTTP guard passes up.
+ * Inside a guarded request a call takes the request's deadline and criticality by itself (the
+ * ambient context: `currentContext`, `runInContext`, `outsideContext`, also exported here).
  * The primitives it is built from (`retryBudget`, `backoff`, `retry`, `circuitBreaker`,
  * `adaptiveThrottle`) and every error a dependency throws — its own, the cap's and the
  * deadline's refusals, and the bad-option and bad-argument errors — are exported here too: the
@@ -29,9 +31,12 @@ export {
   backoff,
   circuitBreaker,
   classifyError,
+  currentContext,
   isRetryBudget,
+  outsideContext,
   retry,
   retryBudget,
+  runInContext,
   CircuitOpenError,
   DeadlineExceededError,
   DependencyOverloadedError,
@@ -48,6 +53,7 @@ export {
   WaitLineFullError,
   type AdaptiveThrottle,
   type AdaptiveThrottleOptions,
+  type AmbientContext,
   type Backoff,
   type BackoffOptions,
   type CircuitBreaker,

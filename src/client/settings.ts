@@ -56,6 +56,8 @@ export interface Settings {
   readonly fetch: FetchLike;
   readonly baseUrl: BaseUrl | undefined;
   readonly names: HeaderNames;
+  /** Whether calls take the deadline and criticality they do not give from the ambient context. */
+  readonly ambient: boolean;
 }
 
 const defaults = {
@@ -127,6 +129,10 @@ export function settingsOf(options: DependencyOptions): Settings {
   if (typeof fetchFn !== 'function') {
     throw new SpillwayConfigError('fetch', 'a fetch-compatible function', fetchFn);
   }
+  const ambient = o.ambientContext ?? true;
+  if (typeof ambient !== 'boolean') {
+    throw new SpillwayConfigError('ambientContext', 'true or false', ambient);
+  }
   const bGate = breaker === undefined ? undefined : breakerGate(breaker, ownBreaker);
   const tGate = throttle === undefined ? undefined : throttleGate(throttle, ownThrottle);
   return {
@@ -148,6 +154,7 @@ export function settingsOf(options: DependencyOptions): Settings {
     fetch: fetchFn,
     baseUrl: baseUrlOf(o.baseUrl),
     names: headerNamesOf(o.headerNames),
+    ambient,
   };
 }
 

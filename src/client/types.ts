@@ -87,6 +87,13 @@ export interface DependencyOptions {
   readonly headerNames?: Partial<HeaderNames>;
   /** Where time comes from; breaker, throttle and budget built here use it too. @default systemClock */
   readonly clock?: Clock;
+  /**
+   * Whether a call made inside a guarded request (or any `runInContext`) takes the deadline
+   * and the criticality it does not give from that request, so they reach the next hop with
+   * no code in the handler; an option the call gives still wins. `false`: only what each call
+   * gives. @default true
+   */
+  readonly ambientContext?: boolean;
 }
 
 /** A deadline: anything with `expiresAt` on the dependency's clock (a `Deadline` too), or ms from now. */
@@ -102,12 +109,16 @@ export interface CallOptions {
    * TRACE, PUT and DELETE. `call`: false by default.
    */
   readonly idempotent?: boolean | undefined;
-  /** How important the call is; sent as `Spillway-Criticality`. @default 'critical' */
+  /**
+   * How important the call is; sent as `Spillway-Criticality`.
+   * @default the ambient request's, else 'critical'
+   */
   readonly criticality?: Criticality | undefined;
   /**
    * When the caller stops caring: an object with `expiresAt` on the dependency's clock (such as
    * a `Deadline` or the incoming request's), or a number of milliseconds from now. Unlike
    * `concurrencyLimit`'s `acquire({ deadline })`, a number here is relative.
+   * @default the ambient request's (with its signal), else none
    */
   readonly deadline?: DeadlineInput | undefined;
 }
