@@ -28,6 +28,7 @@ import {
   type RequestContext,
   type RouteSettings,
 } from '../node/index.js';
+import { ambientOption, runAdmitted } from '../node/ambient.js';
 import { answerFailure, type Answerer } from '../node/answer-failure.js';
 import { holdUntilResponseEnds } from './hold-until-response-ends.js';
 
@@ -65,6 +66,8 @@ export interface ExpressGuard extends RequestHandler {
 export function spillway(options: AdmissionOptions = {}): ExpressGuard {
   const guard = admission(options);
   const answerer = expressAnswerer(guard);
+  // The routes after the guard (or the wrapped handler) run in the request's ambient context.
+  const ambient = ambientOption(options.ambientContext);
   let routes = 0;
 
   /** Admits, then either writes the refusal or hands the context on. */
@@ -90,11 +93,13 @@ export function spillway(options: AdmissionOptions = {}): ExpressGuard {
 
   const middleware = ((req: Request, res: Response, next: NextFunction) => {
     admit({ req, res, next }, (context) => {
-      if (context !== undefined) {
-        req.spillway = context;
-        holdUntilResponseEnds(context, res);
+      if (context === undefined) {
+        next();
+        return;
       }
-      next();
+      req.spillway = context;
+      holdUntilResponseEnds(context, res);
+      runAdmitted(ambient, context, next);
     });
   }) as ExpressGuard;
 
@@ -112,7 +117,7 @@ export function spillway(options: AdmissionOptions = {}): ExpressGuard {
         }
         req.spillway = context;
         Promise.resolve()
-          .then(() => handler(req, res, context))
+          .then(() => runAdmitted(ambient, context, () => handler(req, res, context)))
           .then(
             () => context.settle(),
             (error: unknown) => {

@@ -27,6 +27,7 @@ import {
   type RequestContext,
   type RouteSettings,
 } from '../node/index.js';
+import { ambientOption, runAdmitted } from '../node/ambient.js';
 import { answerFailure, type Answerer } from '../node/answer-failure.js';
 
 declare module 'fastify' {
@@ -96,6 +97,8 @@ const plugin: FastifyPluginCallback<AdmissionOptions> = (
     return;
   }
   const answerer = fastifyAnswerer(guard);
+  // Route handlers run in the request's ambient context.
+  const ambient = ambientOption(options.ambientContext);
   const started = new WeakSet<FastifyRequest>();
   // Whether any route has settings of its own (or is exempt). Until one has, every request
   // takes the default route, and `request.routeOptions` — a getter that builds a new object of
@@ -131,7 +134,9 @@ const plugin: FastifyPluginCallback<AdmissionOptions> = (
       started.add(request);
       let value: unknown;
       try {
-        value = await original.call(this, request, reply);
+        value = await (context === undefined
+          ? original.call(this, request, reply)
+          : runAdmitted(ambient, context, () => original.call(this, request, reply)));
       } catch (error) {
         if (answerFailure({ error, context }, reply, answerer)) return reply;
         throw error;

@@ -35,6 +35,7 @@ import {
   type RequestContext,
   type RouteSettings,
 } from '../node/index.js';
+import { ambientOption, runAdmitted } from '../node/ambient.js';
 import { answerFailure, type Answerer } from '../node/answer-failure.js';
 import { exemptContext } from '../node/request-context.js';
 import { settleAfterResponse } from './settle-after-response.js';
@@ -79,13 +80,15 @@ type Ctx = Context<SpillwayEnv>;
 export function spillway(options: AdmissionOptions = {}): HonoGuard {
   const guard = admission(options);
   const answerer = honoAnswerer(guard);
+  // What follows the guard runs in the request's ambient context.
+  const ambient = ambientOption(options.ambientContext);
   const exempt = exemptContext(options.clock ?? systemClock);
   let routes = 0;
 
   /** Runs what follows under the admitted context, answering a dependency's overload. */
   const run = async (c: Ctx, next: Next, context: Admitted): Promise<void> => {
     c.set('spillway', context);
-    await next();
+    await runAdmitted(ambient, context, next);
     // Hono has caught what the handler threw, and given it to `onError`.
     const error: unknown = c.error;
     if (error !== undefined) answerFailure({ error, context }, c, answerer);

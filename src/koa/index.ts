@@ -32,6 +32,7 @@ import {
   type RequestContext,
   type RouteSettings,
 } from '../node/index.js';
+import { ambientOption, runAdmitted } from '../node/ambient.js';
 import { answerFailure, type Answerer } from '../node/answer-failure.js';
 import { exemptContext } from '../node/request-context.js';
 import { settleAfterResponse } from './settle-after-response.js';
@@ -69,6 +70,8 @@ export interface KoaGuard extends Middleware<SpillwayState> {
 export function spillway(options: AdmissionOptions = {}): KoaGuard {
   const guard = admission(options);
   const answerer = koaAnswerer(guard);
+  // What follows the guard runs in the request's ambient context.
+  const ambient = ambientOption(options.ambientContext);
   const exempt = exemptContext(options.clock ?? systemClock);
   let routes = 0;
 
@@ -76,7 +79,7 @@ export function spillway(options: AdmissionOptions = {}): KoaGuard {
   const run = async (ctx: SpillwayContext, next: Next, context: Admitted): Promise<void> => {
     ctx.state.spillway = context;
     try {
-      await next();
+      await runAdmitted(ambient, context, next);
     } catch (error) {
       if (answerFailure({ error, context }, ctx, answerer)) return;
       throw error;

@@ -15,6 +15,7 @@ import {
   type PenaltyBoxOptions,
 } from '../index.js';
 import { headerNamesOf, type HeaderNames } from '../http/index.js';
+import { ambientOption } from './ambient.js';
 import type { TrustProxy } from './client-address.js';
 import {
   eventLoopMonitor,
@@ -91,6 +92,13 @@ export interface AdmissionOptions extends RouteSettings {
    * @default false
    */
   readonly publishKey?: boolean;
+  /**
+   * Run each admitted request's handler inside its ambient context (`currentContext()`), so
+   * `spillway/client` sends the request's remaining deadline and criticality on to the next
+   * hop with no code in the handler. `false` keeps handlers out of it (each call then passes
+   * them by hand). @default true
+   */
+  readonly ambientContext?: boolean;
   /** Where time comes from. @default systemClock */
   readonly clock?: Clock;
 }
@@ -115,6 +123,8 @@ export interface GuardSettings {
   readonly maxInFlight: number;
   /** Whether the client key goes on the diagnostics channels. */
   readonly publishKey: boolean;
+  /** Whether handlers run inside the request's ambient context. */
+  readonly ambient: boolean;
 }
 
 /** Checks `o` and fills in the defaults; throws a `SpillwayConfigError` naming a bad option. */
@@ -170,6 +180,7 @@ export function guardSettings(o: AdmissionOptions): GuardSettings {
     box,
     onError: o.onError ?? logFailure,
     publishKey,
+    ambient: ambientOption(o.ambientContext),
     ...monitorOf(o.eventLoop ?? false, clock),
     ...memoryOf(o.memory, clock),
     maxInFlight,

@@ -17,6 +17,7 @@ import type { HeaderNames } from '../http/index.js';
 import { bridgeLimit } from '../channels/bridges.js';
 import { penaltyChannel } from '../channels/channels.js';
 import { guardSettings, type AdmissionOptions, type GuardSettings } from './admission-options.js';
+import { callHandler, withAmbient } from './ambient.js';
 import { answerFailure, nodeAnswerer, type Answerer, type NodeExchange } from './answer-failure.js';
 import { gone, type AdmitResult } from './admit-result.js';
 import { Checks } from './checks.js';
@@ -164,9 +165,11 @@ class Guard implements Admission {
   }
 
   async run(handler: AdmittedHandler, context: Admitted): Promise<void> {
-    if (traced()) return runTraced(handler, context, this.#answerer);
+    const ambient = this.#s.ambient;
+    if (traced())
+      return runTraced(ambient ? withAmbient(handler) : handler, context, this.#answerer);
     try {
-      await handler(context.req, context.res, context);
+      await callHandler(ambient, handler, context);
     } catch (error) {
       answerFailure({ error, context }, context, this.#answerer);
       return;
