@@ -14,7 +14,10 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   exports: Record<string, unknown>;
 };
 /** Subpaths that import an optional peer dependency, which users install to use them. */
-const needsPeer: Readonly<Record<string, string>> = { 'spillway/otel': '@opentelemetry/api' };
+const needsPeer: Readonly<Record<string, string>> = {
+  'spillway/otel': '@opentelemetry/api',
+  'spillway/grpc': '@grpc/grpc-js',
+};
 const subpaths = Object.keys(pkg.exports)
   .filter((k) => k !== './package.json')
   .map((k) => (k === '.' ? 'spillway' : `spillway/${k.slice(2)}`))
@@ -152,6 +155,15 @@ for (const n of ['retryBudget', 'backoff', 'retry', 'circuitBreaker', 'adaptiveT
       await expect(run(process.execPath, [tsc, '-p', dir], { cwd: dir })).resolves.toBeDefined();
     });
   }
+
+  it('spillway/grpc names its missing peer', async () => {
+    writeFileSync(
+      join(project, 'grpc.mjs'),
+      "import('spillway/grpc').then(() => console.log('loaded'), (e) => console.log(String(e.message)));",
+    );
+    const { stdout } = await run(process.execPath, ['grpc.mjs'], { cwd: project });
+    expect(stdout).toContain(needsPeer['spillway/grpc']);
+  });
 
   // Last: it installs the peer, which the tests above check is not there.
   it('spillway/otel names its missing peer, and imports once the peer is installed', async () => {
