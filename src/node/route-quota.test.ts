@@ -251,6 +251,35 @@ describe('stores', () => {
     expect(refused.now).toBe('"local";r=2;t=1, "shared";r=0;t=1');
   });
 
+  it('a store that admitted a refused request gets its token back through adjust', () => {
+    const shared = memoryRateStore();
+    const { decide } = quota([
+      { name: 'roomy', ratePerSec: 1, burst: 5, store: shared },
+      { name: 'tight', ratePerSec: 1, burst: 1, store: shared },
+    ]);
+    expect(decide().ok).toBe(true);
+    for (let i = 0; i < 3; i++) {
+      expect(decide()).toMatchObject({ ok: false, violated: ['tight'] });
+    }
+    // 'roomy' paid for the first request only: 4 left.
+    expect(shared.peek('k', { name: 'roomy', ratePerSec: 1, burst: 5 }).remaining).toBe(4);
+    expect(decide().now).toBe('"roomy";r=4;t=1, "tight";r=0;t=1');
+  });
+
+  it('a store without adjust keeps the token it took for a refused request: the bound', () => {
+    const inner = memoryRateStore();
+    const takeOnly: RateStore = { take: (key, n, policy) => inner.take(key, n, policy) };
+    const { decide } = quota([
+      { name: 'roomy', ratePerSec: 1, burst: 5, store: takeOnly },
+      { name: 'tight', ratePerSec: 1, burst: 1, store: inner },
+    ]);
+    decide();
+    decide();
+    decide();
+    // One token per refused request: 5 − 1 admitted − 2 refused.
+    expect(inner.peek('k', { name: 'roomy', ratePerSec: 1, burst: 5 }).remaining).toBe(2);
+  });
+
   it('answers as the store does when it is down with policy closed: not a quota refusal', async () => {
     const down: RateStore = {
       take: (_key, _n, policy) =>

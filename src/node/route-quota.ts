@@ -6,8 +6,10 @@
  * one lookup and one clock read however many policies there are, and a request one policy
  * refuses takes nothing from the others. Policies in a store (Redis) are asked after the
  * memory ones admit, all at once; if a store refuses, the memory policies get their token back
- * (exactly: a bucket refills linearly up to its cap), but a store that admitted keeps the token
- * it took — at most one per refused request per such policy (docs/http.md, "Several policies").
+ * (exactly: a bucket refills linearly up to its cap), and so do the stores that admitted, by
+ * the store's own `adjust` — one more call, not atomic with the take: until it lands, and for
+ * good if it fails or the store has no `adjust`, the refused request holds one token of each
+ * such policy (docs/http.md, "Several policies").
  *
  * A client's numbers from functions are asked once per key and kept in its entry for
  * `refreshLimitsMs`; an entry evicted by the `maxKeys` bound takes them with it.
@@ -37,6 +39,7 @@ export type RateLimitHeaders = 'always' | 'refusals-only' | false;
 export type QuotaVerdict = RateDecision & QuotaFields;
 
 const none: readonly string[] = Object.freeze([]);
+const ignore = (): void => undefined;
 
 /** A route's quota, built from its checked options. */
 export class RouteQuota {
@@ -181,10 +184,43 @@ export class RouteQuota {
     });
     if (mask === 0 && closed === undefined) return this.#verdict(limits, { ...at, degraded });
     this.#giveBack(key, at.state);
+    const answers = this.#giveBackStores(key, limits, at.answers);
     // The client's own quota is what it must honour; a store that is down is not its fault.
     if (mask === 0)
       return { ...closed!, degraded, policy: undefined, now: undefined, violated: none };
-    return this.#verdict(limits, { ...at, refused: { mask, wait }, degraded });
+    return this.#verdict(limits, { state: at.state, answers, refused: { mask, wait }, degraded });
+  }
+
+  /**
+   * Gives back the tokens the stores that admitted took for a refused request (a store without
+   * `adjust` keeps its token; a failed refund is dropped: the request is answered regardless).
+   * Returns the answers as they stand once the tokens are back.
+   */
+  #giveBackStores(
+    key: string,
+    limits: Limits,
+    answers: readonly (RateDecision | undefined)[],
+  ): readonly (RateDecision | undefined)[] {
+    return answers.map((d, i) => {
+      const store = this.#stores[i];
+      // A degraded admission (the store down, the policy open) took nothing.
+      if (d === undefined || !d.ok || d.degraded === true || store?.adjust === undefined) return d;
+      let done: ReturnType<typeof store.adjust>;
+      try {
+        done = store.adjust(key, 1, limits.policies[i]!);
+      } catch {
+        return d;
+      }
+      if (!('then' in done)) return { ...d, remaining: done.remaining, resetMs: done.resetMs };
+      done.then(undefined, ignore);
+      // On its way: the bucket as it will be, one token's refill nearer full.
+      const tokenMs = 1 / limits.ratePerMs[i]!;
+      return {
+        ...d,
+        remaining: Math.min(d.limit, d.remaining + 1),
+        resetMs: Math.max(0, Math.ceil(d.resetMs - tokenMs)),
+      };
+    });
   }
 
   /** Gives a refused request's memory tokens back, unless the client's entry has gone since. */
