@@ -35,6 +35,7 @@ import {
   leaseDurationBuckets,
   timeInQueueBuckets,
 } from './instruments.js';
+import { PendingSums } from './pending-sums.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** A guard whose routes' limits `spillway.limit` reports (an `admission()`, Express's `.admission`, `fastify.spillway`). */
@@ -155,48 +156,72 @@ class Recorder implements OtelMetrics {
       description: 'A dependency’s circuit breaker: 1 for the state it is in, 0 for the others.',
     });
 
+    // Counters and UpDownCounters are summed here per attribute set and handed to the SDK
+    // when it collects (see pending-sums.ts); histograms record each value.
+    const requestSums = new PendingSums(requests);
+    const activeSums = new PendingSums(active);
+    const queuedSums = new PendingSums(queued);
+    const falsePositiveSums = new PendingSums(falsePositive);
+    const attemptSums = new PendingSums(attempts);
+    const quotaSums = new PendingSums(quota);
+    const sums = [requestSums, activeSums, queuedSums, falsePositiveSums, attemptSums, quotaSums];
+    const byRoute = (pending: PendingSums, route: string): { delta: number } =>
+      pending.cell(route) ?? pending.open(route, { [a.route]: route });
+
     this.#subs.on(admissionChannel, (m: AdmissionMessage) => {
-      const route = { [a.route]: m.route };
-      const attrs: Attributes = { [a.route]: m.route, [a.result]: m.result };
-      if (m.criticality !== undefined) attrs[a.criticality] = m.criticality;
-      requests.add(1, attrs);
+      const key = `${m.route}\n${m.result}\n${m.criticality ?? ''}`;
+      (requestSums.cell(key) ?? requestSums.open(key, decisionAttributes(m))).delta++;
       if (m.queued) {
-        if (this.#waiting.delete(m.req)) queued.add(-1, route);
+        if (this.#waiting.delete(m.req)) byRoute(queuedSums, m.route).delta--;
         timeInQueue.record(m.waitMs / 1000, { [a.route]: m.route, [a.result]: m.result });
       }
       if (m.result === 'admitted') {
         this.#active.add(m.req);
-        active.add(1, route);
+        byRoute(activeSums, m.route).delta++;
       } else if (m.capacityFree && (m.result === 'shed' || m.result === 'overloaded')) {
-        falsePositive.add(1, attrs);
+        const cell =
+          falsePositiveSums.cell(key) ?? falsePositiveSums.open(key, decisionAttributes(m));
+        cell.delta++;
       }
     });
     this.#subs.on(queuedChannel, (m: QueuedMessage) => {
       this.#waiting.add(m.req);
-      queued.add(1, { [a.route]: m.route });
+      byRoute(queuedSums, m.route).delta++;
     });
     this.#subs.on(releaseChannel, (m: ReleaseMessage) => {
-      const route = { [a.route]: m.route };
-      if (this.#active.delete(m.req)) active.add(-1, route);
-      lease.record(m.heldMs / 1000, route);
+      if (this.#active.delete(m.req)) byRoute(activeSums, m.route).delta--;
+      lease.record(m.heldMs / 1000, { [a.route]: m.route });
     });
     this.#subs.on(attemptChannel, (m: AttemptMessage) => {
-      attempts.add(1, {
-        [a.dependency]: m.dependency,
-        [a.outcome]: m.outcome,
-        [a.retry]: m.attempt > 1,
-      });
+      const retry = m.attempt > 1;
+      const key = `${m.dependency}\n${m.outcome}\n${retry ? 1 : 0}`;
+      const cell =
+        attemptSums.cell(key) ??
+        attemptSums.open(key, {
+          [a.dependency]: m.dependency,
+          [a.outcome]: m.outcome,
+          [a.retry]: retry,
+        });
+      cell.delta++;
     });
     this.#subs.on(quotaChannel, (m: QuotaMessage) => {
-      quota.add(1, {
-        [a.route]: m.route,
-        [a.result]: m.result,
-        [a.storeDegraded]: m.degraded,
-      });
+      const key = `${m.route}\n${m.result}\n${m.degraded ? 1 : 0}`;
+      const cell =
+        quotaSums.cell(key) ??
+        quotaSums.open(key, {
+          [a.route]: m.route,
+          [a.result]: m.result,
+          [a.storeDegraded]: m.degraded,
+        });
+      cell.delta++;
     });
+    const flush = (): void => {
+      for (const pending of sums) pending.flush();
+    };
 
     const observables = [limit, budget, circuit];
     const observe = (r: BatchObservableResult): void => {
+      flush();
       for (const guard of guards) {
         for (const name of guard.routeNames()) {
           const stats = guard.stats(name);
@@ -216,6 +241,8 @@ class Recorder implements OtelMetrics {
     };
     meter.addBatchObservableCallback(observe, observables);
     this.#subs.add(() => meter.removeBatchObservableCallback(observe, observables));
+    // Runs first at close: unsubscribed, the sums since the last collection still reach the SDK.
+    this.#subs.add(flush);
   }
 
   close(): void {
@@ -225,4 +252,11 @@ class Recorder implements OtelMetrics {
   [Symbol.dispose](): void {
     this.close();
   }
+}
+
+/** The attributes of an admission decision. */
+function decisionAttributes(m: AdmissionMessage): Attributes {
+  const attrs: Attributes = { [a.route]: m.route, [a.result]: m.result };
+  if (m.criticality !== undefined) attrs[a.criticality] = m.criticality;
+  return attrs;
 }

@@ -1,0 +1,92 @@
+// Sums kept per attribute set until the SDK collects: against the real OpenTelemetry SDK with a
+// reader collected by hand (no exporter, no network).
+import { MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
+import { describe, expect, it } from 'vitest';
+import { admissionChannel, type AdmissionMessage } from '../channels/index.js';
+import { instrumentNames as n } from './instruments.js';
+import { otelMetrics } from './otel-metrics.js';
+import { maxAttributeSets, PendingSums } from './pending-sums.js';
+
+class Reader extends MetricReader {
+  protected override onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  protected override onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+async function sums(reader: Reader, name: string): Promise<[unknown, unknown][]> {
+  const { resourceMetrics } = await reader.collect();
+  const metric = resourceMetrics.scopeMetrics
+    .flatMap((s) => s.metrics)
+    .find((m: MetricData) => m.descriptor.name === name);
+  return (metric?.dataPoints ?? []).map((p) => [p.attributes, p.value]);
+}
+
+describe('PendingSums', () => {
+  it('hands each attribute set its sum at collection, once', async () => {
+    const reader = new Reader();
+    const meter = new MeterProvider({ readers: [reader] }).getMeter('t');
+    const counter = meter.createCounter('c');
+    const pending = new PendingSums(counter);
+    const observable = meter.createObservableGauge('g');
+    meter.addBatchObservableCallback(() => pending.flush(), [observable]);
+
+    (pending.cell('a') ?? pending.open('a', { k: 'a' })).delta += 2;
+    (pending.cell('a') ?? pending.open('a', { k: 'a' })).delta += 3;
+    (pending.cell('b') ?? pending.open('b', { k: 'b' })).delta += 1;
+    expect(await sums(reader, 'c')).toEqual([
+      [{ k: 'a' }, 5],
+      [{ k: 'b' }, 1],
+    ]);
+    // Cumulative, and nothing added twice.
+    pending.cell('b')!.delta += 4;
+    expect(await sums(reader, 'c')).toEqual([
+      [{ k: 'a' }, 5],
+      [{ k: 'b' }, 5],
+    ]);
+  });
+
+  it(`keeps at most ${maxAttributeSets} attribute sets, and sums the rest as overflow`, async () => {
+    const reader = new Reader();
+    const meter = new MeterProvider({ readers: [reader] }).getMeter('t');
+    const pending = new PendingSums(meter.createCounter('c'));
+    for (let i = 0; i < maxAttributeSets + 10; i++) {
+      const key = `k${i}`;
+      (pending.cell(key) ?? pending.open(key, { k: key })).delta++;
+    }
+    expect(pending.cell(`k${maxAttributeSets - 1}`)).toBeDefined();
+    expect(pending.cell(`k${maxAttributeSets}`)).toBeUndefined();
+    pending.flush();
+    const points = await sums(reader, 'c');
+    expect(points).toHaveLength(maxAttributeSets + 1);
+    expect(points.at(-1)).toEqual([{ 'otel.metric.overflow': true }, 10]);
+  });
+});
+
+describe('otelMetrics', () => {
+  it('hands what was decided before close to the SDK', async () => {
+    const reader = new Reader();
+    const meterProvider = new MeterProvider({ readers: [reader] });
+    const metrics = otelMetrics({ meterProvider });
+    const message: AdmissionMessage = {
+      result: 'quota',
+      route: 'r',
+      criticality: undefined,
+      attempt: 1,
+      queued: false,
+      waitMs: 0,
+      status: 429,
+      signal: 'later',
+      retryAfterMs: 1000,
+      capacityFree: true,
+      req: {} as AdmissionMessage['req'],
+    };
+    admissionChannel.publish(message);
+    metrics.close();
+    expect(await sums(reader, n.requests)).toEqual([
+      [{ 'spillway.route': 'r', 'spillway.result': 'quota' }, 1],
+    ]);
+  });
+});
