@@ -89,16 +89,21 @@ async function storm(port: number, n: number, method = 'GET'): Promise<Map<strin
       // Deadlines 60 s apart: far more than any delay a busy machine adds.
       const s: Sent = { criticality: criticalities[i % 4]!, deadlineMs: 60_000 * (1 + (i % 7)) };
       sent.set(id, s);
-      const answer = await send(port, {
-        method,
-        path: `/work?id=${id}`,
-        headers: {
-          'spillway-criticality': s.criticality,
-          'spillway-deadline': String(s.deadlineMs),
-          ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
-        },
-        body: method === 'POST' ? JSON.stringify({ id }) : undefined,
-      });
+      const headers = {
+        'spillway-criticality': s.criticality,
+        'spillway-deadline': String(s.deadlineMs),
+      };
+      const answer = await send(
+        port,
+        method === 'POST'
+          ? {
+              method,
+              path: `/work?id=${id}`,
+              headers: { ...headers, 'content-type': 'application/json' },
+              body: JSON.stringify({ id }),
+            }
+          : { method, path: `/work?id=${id}`, headers },
+      );
       expect(answer.status).toBe(200);
     }),
   );
