@@ -19,5 +19,10 @@
 export { grpcAdmission, type GrpcAdmission, type GrpcUnaryHandler } from './admission.js';
 export { healthMethods, type GrpcAdmissionOptions } from './admission-options.js';
 export type { GrpcCallInfo } from './stand-in.js';
+export {
+  dependencyInterceptor,
+  type DependencyInterceptorOptions,
+} from './dependency-interceptor.js';
+export { callOptions, type GrpcCallOptions } from './call-options.js';
 export { statusOfRefusal, pushbackTrailer, codeOfReason } from './status-of-refusal.js';
 export { GrpcStatusError, trailerSignal, type TrailerSignal } from './status-signal.js';
