@@ -84,7 +84,15 @@ function failed<Req, Res>(run: UnaryRun<Req, Res>, admitted: Admitted, error: un
   if (refusalChannel.hasSubscribers) {
     publishRefusal(refusal, refusalResponse(refusal, run.names), context);
   }
-  answer(admitted, () => run.callback(statusOfRefusal(refusal, run.names)));
+  const answered = statusOfRefusal(refusal, run.names);
+  // The RateLimit fields admission set for this call go with its answer, whatever it is.
+  const fields = admitted.exchange.fields;
+  if (fields !== undefined) {
+    for (const name of Object.keys(fields)) {
+      if (answered.metadata.get(name).length === 0) answered.metadata.set(name, fields[name]!);
+    }
+  }
+  answer(admitted, () => run.callback(answered));
 }
 
 /** Trailers carrying `fields` (the RateLimit fields the guard set for an admitted call). */
