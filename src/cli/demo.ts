@@ -76,7 +76,15 @@ Options:
                         50, and an adaptive limit (gradientLimit) that learns it; and
                         postgres: the reference load against a real PostgreSQL (--pg),
                         10 connections × pg_sleep(0.03), where the bounded server
-                        cancels a query in the database when its caller gives up
+                        cancels a query in the database when its caller gives up;
+                        and broker, on its own: a producer offering 3× what its
+                        consumer can process (10 slots × 30 ms = 333 messages/s)
+                        for 20 s (a minute in all) through a real broker: fire-and-forget,
+                        through a lagGate (maxLag 100) and with a TTL alone, showing lag,
+                        message age at processing, the producer's admits and
+                        refusals and useful throughput (processed within a 1 s
+                        life) per second; it uses a stream or queue of its own per
+                        way and deletes it, on Ctrl-C too
   --pg <url>            the PostgreSQL for --scenarios postgres
                         (postgres://postgres@127.0.0.1:5432/test); needs the pg package
   --redis <url>         the demo at scale instead: --replicas bounded replicas (default 3)
@@ -84,6 +92,13 @@ Options:
                         per-replica quotas, then with quotas shared in this Redis
                         (redis://127.0.0.1:6379); needs ioredis or redis installed
   --replicas <n>        replicas for --redis (default 3)
+  --broker <name>       the broker scenario's broker: nats (JetStream, the default),
+                        amqp (RabbitMQ) or redis (Redis Streams); needs its client
+                        package: @nats-io/transport-node and @nats-io/jetstream,
+                        amqplib, or ioredis or redis
+  --broker-url <url>    where it is (nats://127.0.0.1:4222,
+                        amqp://guest:guest@127.0.0.1:5672, redis://127.0.0.1:6379)
+  --broker-seconds <s>  how long each way runs (default 20, --quick 8; 4 to 300)
   -h, --help            show this help
 
 Examples:
@@ -92,6 +107,7 @@ Examples:
   spillway demo --framework fastify --servers naive,bounded --json > demo.json
   spillway demo --redis redis://127.0.0.1:6379 --replicas 3
   spillway demo --scenarios postgres --pg postgres://postgres@127.0.0.1:5432/test
+  spillway demo --scenarios broker --broker amqp
 `;
 
 export const demo: Command = {
@@ -111,6 +127,9 @@ export const demo: Command = {
         redis: { type: 'string' },
         replicas: { type: 'string' },
         pg: { type: 'string' },
+        broker: { type: 'string' },
+        'broker-url': { type: 'string' },
+        'broker-seconds': { type: 'string' },
       },
     });
     if (values.replicas !== undefined && values.redis === undefined) {
@@ -133,7 +152,34 @@ export const demo: Command = {
       '10x',
       'slowdown',
       'postgres',
+      'broker',
     ]);
+    const brokerFlag = (['broker', 'broker-url', 'broker-seconds'] as const).find(
+      (k) => values[k] !== undefined,
+    );
+    if (chosen.includes('broker')) {
+      if (chosen.length > 1 || values.redis !== undefined || values.pg !== undefined) {
+        throw new UsageError(
+          '--scenarios broker runs on its own (a producer and a consumer through a broker, no HTTP servers): leave out the other scenarios, --redis and --pg',
+        );
+      }
+      // Loaded only for this scenario: the brokers' adapters are no part of the other demos.
+      const { runBrokerDemo } = await import('./demo/broker/broker-demo.js');
+      return runBrokerDemo({
+        broker: values.broker,
+        url: values['broker-url'],
+        seconds: values['broker-seconds'],
+        quick: values.quick,
+        json: values.json,
+        report: values['no-report'] ? undefined : values.report,
+        log: (line) => void process.stderr.write(`${line}\n`),
+      });
+    }
+    if (brokerFlag !== undefined) {
+      throw new UsageError(
+        `--${brokerFlag} belongs to the broker scenario: add --scenarios broker`,
+      );
+    }
     const pgUrl = await postgresChoice(chosen, values.pg);
     const quick = values.quick;
     const log = (line: string): void => void process.stderr.write(`${line}\n`);
