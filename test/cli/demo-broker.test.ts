@@ -9,6 +9,9 @@
 // is gone afterwards, also when it is stopped with Ctrl-C.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import amqp from 'amqplib';
@@ -43,8 +46,12 @@ interface BrokerJson {
 }
 
 /** Runs the CLI; resolves with its exit code (or the signal that ended it) and output. */
-function cli(args: readonly string[], onStderr?: (text: string, stop: () => void) => void) {
-  const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function cli(
+  args: readonly string[],
+  onStderr?: (text: string, stop: () => void) => void,
+  file = main,
+) {
+  const child = spawn(process.execPath, [file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -224,5 +231,23 @@ describe('spillway demo --scenarios broker: usage', () => {
     ]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('the broker scenario cannot use nats at nats://127.0.0.1:1');
+  });
+
+  it("says to install the broker's client when it is missing", async () => {
+    // The built CLI has no dependencies of its own: a copy with no node_modules beside it is
+    // an install without the NATS client.
+    const dir = mkdtempSync(join(tmpdir(), 'spillway-no-nats-'));
+    try {
+      cpSync(dirname(dirname(main)), join(dir, 'dist'), { recursive: true });
+      const run = await cli(
+        ['demo', '--scenarios', 'broker', '--no-report'],
+        undefined,
+        join(dir, 'dist', 'cli', 'main.js'),
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('npm install @nats-io/transport-node');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

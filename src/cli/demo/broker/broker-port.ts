@@ -65,7 +65,7 @@ export async function loadPackage<T>(name: string, load: () => Promise<T>): Prom
     return await load();
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND') {
-      throw new Error(`the broker scenario needs the ${name} package here: npm install ${name}`, {
+      throw new Error(`it needs the ${name} package: npm install ${name}`, {
         cause: error,
       });
     }
