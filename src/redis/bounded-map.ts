@@ -33,4 +33,9 @@ export class BoundedMap<V> {
   delete(key: string): void {
     this.#map.delete(key);
   }
+
+  /** The keys, oldest insertion first. */
+  keys(): IterableIterator<string> {
+    return this.#map.keys();
+  }
 }

@@ -28,6 +28,7 @@ import {
   notReady,
   saturated,
   timedOut,
+  toList,
   toNumbers,
   type CallFailure,
   type ScriptRequest,
@@ -160,7 +161,12 @@ export class CallGate {
         (reply) => {
           this.#inFlight--;
           // Late replies still tell the time (a take script ends with Redis's now).
-          const numbers = p.done && !script.expires ? undefined : toNumbers(reply);
+          const numbers =
+            p.done && !script.expires
+              ? undefined
+              : request.mixed === true
+                ? toList(reply)
+                : toNumbers(reply);
           if (script.expires && numbers !== undefined) {
             this.#time.observe(now, s.clock.now(), numbers[numbers.length - 1]!);
           }

@@ -32,6 +32,8 @@ export interface CallFailure {
 export interface ScriptRequest {
   readonly keys: string[];
   readonly args: (string | number)[];
+  /** The reply may hold strings too (see `toList`). @default false (integers only) */
+  readonly mixed?: boolean;
 }
 
 export const notReady: CallFailure = Object.freeze({ failed: 'not-ready' });
@@ -56,6 +58,24 @@ export function toNumbers(reply: unknown): number[] | undefined {
     if (typeof v === 'number') continue;
     if (typeof v !== 'bigint') return undefined;
     out[i] = Number(v);
+  }
+  return out as number[];
+}
+
+/**
+ * Checks a reply is a list of numbers and strings (a script that names keys, such as the
+ * penalty box's change feed); bigints become numbers. Typed as the gate's replies are: the
+ * caller that asked for a mixed reply reads its strings.
+ */
+export function toList(reply: unknown): number[] | undefined {
+  if (!Array.isArray(reply)) return undefined;
+  const out = reply as unknown[];
+  for (let i = 0; i < out.length; i++) {
+    const v = out[i];
+    if (typeof v === 'number' || typeof v === 'string') continue;
+    if (typeof v === 'bigint') out[i] = Number(v);
+    else if (v instanceof Uint8Array) out[i] = Buffer.from(v).toString('utf8');
+    else return undefined;
   }
   return out as number[];
 }

@@ -33,3 +33,5 @@ export type { IoredisLike, NodeRedisLike, RedisClientLike } from './script-clien
 export { StoreUnavailableError } from './store-unavailable-error.js';
 export { redisKey } from './keys.js';
 export { redisStreamLag, type RedisStreamLagOptions } from './stream-lag.js';
+export { redisPenaltyBox, type RedisPenaltyBox } from './redis-penalty-box.js';
+export type { RedisPenaltyBoxOptions } from './redis-penalty-box-options.js';

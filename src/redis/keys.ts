@@ -14,7 +14,18 @@
 import { createHash } from 'node:crypto';
 
 /** What a key holds; part of the key so one limiter's kinds never collide. */
-export type KeyKind = 'gcra' | 'fw' | 'sw' | 'sem:z' | 'sem:h';
+export type KeyKind =
+  | 'gcra'
+  | 'fw'
+  | 'sw'
+  | 'sem:z'
+  | 'sem:h'
+  /** A penalty box's states, violation rings, change feed, expiries and counters. */
+  | 'pb:s'
+  | 'pb:v'
+  | 'pb:f'
+  | 'pb:x'
+  | 'pb:m';
 
 // Written as-is (colons escaped) inside a hash tag: no braces, %, # or spaces; short.
 const plain = /^[A-Za-z0-9._:@/-]{1,128}$/;

@@ -92,8 +92,11 @@ export interface PenaltyStepEvent {
   readonly previous: number;
   /** Whether the client is suspended now. */
   readonly suspended: boolean;
-  /** `violations` moved it up, `quiet` time down; `operator` is `suspend` or `lift`. */
-  readonly by: 'violations' | 'quiet' | 'operator';
+  /**
+   * `violations` moved it up, `quiet` time down; `operator` is `suspend` or `lift`; `shared`
+   * is a move a shared box learned from its store (another replica's, or the state expiring).
+   */
+  readonly by: 'violations' | 'quiet' | 'operator' | 'shared';
   /** For `violations`: what was passed to `check` with the violation that moved it. */
   readonly cause?: unknown;
 }
