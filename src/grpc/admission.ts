@@ -17,11 +17,16 @@
  *   it is cancelled. A call it admitted whose handler `guard.unary` wraps is handed over to the
  *   wrapper (found by its request metadata), never admitted twice.
  *
+ * Either way the handler runs in the call's ambient context (unless `ambientContext: false`),
+ * so `spillway/client` calls it makes — `dependencyInterceptor`'s too — carry the call's
+ * deadline and criticality to the next hop by themselves.
+ *
  * @module
  */
 import type { Metadata, ServerInterceptor, ServerUnaryCall, handleUnaryCall } from '@grpc/grpc-js';
 import { SpillwayConfigError } from '../index.js';
 import { admission, type Admission, type AdmitResult, type RequestContext } from '../node/index.js';
+import { ambientOption } from '../node/ambient.js';
 import { nodeOptionsOf, type GrpcAdmissionOptions } from './admission-options.js';
 import { admissionInterceptor } from './server-interceptor.js';
 import { runUnary } from './run-unary.js';
@@ -64,7 +69,10 @@ export function grpcAdmission(options: GrpcAdmissionOptions = {}): GrpcAdmission
   const nodeOptions = nodeOptionsOf(options);
   const guard = admission(nodeOptions);
   const settings = { names: guard.headerNames, clock: nodeOptions.clock! };
-  const admissions = new Admissions(guard, settings);
+  const admissions = new Admissions(guard, {
+    ...settings,
+    ambient: ambientOption(options.ambientContext),
+  });
   const names = settings.names;
 
   const unary = <Req, Res>(handler: GrpcUnaryHandler<Req, Res>): handleUnaryCall<Req, Res> => {
@@ -74,7 +82,7 @@ export function grpcAdmission(options: GrpcAdmissionOptions = {}): GrpcAdmission
     return (call, callback) => {
       const handed = admissions.adopt(call.metadata);
       if (handed !== undefined) {
-        runUnary({ handler, call, callback, names }, handed);
+        runUnary({ handler, call, callback, names }, handed, admissions);
         return;
       }
       const exchange = new CallExchange(
@@ -87,7 +95,7 @@ export function grpcAdmission(options: GrpcAdmissionOptions = {}): GrpcAdmission
       const decided = (result: AdmitResult): void => {
         const admitted = admissions.letThrough(result, exchange);
         if (admitted !== undefined) {
-          runUnary({ handler, call, callback, names }, admitted);
+          runUnary({ handler, call, callback, names }, admitted, admissions);
           return;
         }
         const refusal = admissions.refusalStatus(result, exchange);

@@ -16,6 +16,7 @@ import type {
   Admitted as NodeAdmitted,
   RequestContext,
 } from '../node/index.js';
+import { runAdmitted } from '../node/ambient.js';
 import { exemptContext } from '../node/request-context.js';
 import { statusOfRefusal } from './status-of-refusal.js';
 import type { CallExchange } from './stand-in.js';
@@ -39,13 +40,19 @@ export class Admissions {
   readonly guard: Admission;
   readonly names: HeaderNames;
   readonly clock: Clock;
+  /** Whether handlers run in the admitted call's ambient context (the `ambientContext` option). */
+  readonly ambient: boolean;
   readonly #exempt: RequestContext;
   readonly #byMetadata = new WeakMap<Metadata, Admitted>();
 
-  constructor(guard: Admission, settings: { readonly names: HeaderNames; readonly clock: Clock }) {
+  constructor(
+    guard: Admission,
+    settings: { readonly names: HeaderNames; readonly clock: Clock; readonly ambient: boolean },
+  ) {
     this.guard = guard;
     this.names = settings.names;
     this.clock = settings.clock;
+    this.ambient = settings.ambient;
     this.#exempt = exemptContext(settings.clock);
   }
 
@@ -72,6 +79,12 @@ export class Admissions {
   /** Leaves a call the interceptor admitted for the unary wrapper to take over. */
   handOver(metadata: Metadata, admitted: Admitted): void {
     this.#byMetadata.set(metadata, admitted);
+  }
+
+  /** Runs `fn` in the ambient context of `admitted` (none for an exempt call). */
+  run<R>(admitted: Admitted, fn: () => R): R {
+    const context = admitted.admitted;
+    return context === undefined ? fn() : runAdmitted(this.ambient, context, fn);
   }
 
   /** Takes over the call `metadata` belongs to, if the interceptor admitted it. */

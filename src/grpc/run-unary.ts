@@ -24,7 +24,7 @@ import {
 } from '../http/index.js';
 import type { RequestContext } from '../node/index.js';
 import { publishRefusal, refusalChannel } from '../node/refusal-channel.js';
-import type { Admitted } from './admissions.js';
+import type { Admissions, Admitted } from './admissions.js';
 import { statusOfRefusal } from './status-of-refusal.js';
 import { refusalOfStatusError } from './status-signal.js';
 
@@ -52,11 +52,18 @@ export function seenAs(deadline: boolean): object {
   return deadline ? deadlineSeen : overloadSeen;
 }
 
-/** Runs `run` under `admitted`; never throws, never rejects. */
-export function runUnary<Req, Res>(run: UnaryRun<Req, Res>, admitted: Admitted): void {
+/**
+ * Runs `run` under `admitted`, in its ambient context (so `spillway/client` calls made in the
+ * handler carry its deadline and criticality); never throws, never rejects.
+ */
+export function runUnary<Req, Res>(
+  run: UnaryRun<Req, Res>,
+  admitted: Admitted,
+  admissions: Admissions,
+): void {
   let started: Res | PromiseLike<Res>;
   try {
-    started = run.handler(run.call, admitted.context);
+    started = admissions.run(admitted, () => run.handler(run.call, admitted.context));
   } catch (error) {
     failed(run, admitted, error);
     return;

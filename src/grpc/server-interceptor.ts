@@ -5,7 +5,9 @@
  * on, and its slot is held until its status is sent or it is cancelled — unless `guard.unary`
  * wraps its handler, which then takes the call over and holds the slot until the handler
  * settles. On cancellation (the client gone, or the deadline passed) the context's signal
- * aborts; a streaming handler reaches it through `guard.contextOf(call)`.
+ * aborts; a streaming handler reaches it through `guard.contextOf(call)`. grpc-js starts a
+ * handler when the metadata is passed on (streaming requests) or at the half-close (a single
+ * request): both are passed on inside the call's ambient context, so the handler runs in it.
  *
  * @module
  */
@@ -52,7 +54,8 @@ export function admissionInterceptor(admissions: Admissions): ServerInterceptor 
                 if (x.ended) finish(undefined);
                 else {
                   admissions.handOver(metadata, let_);
-                  pass(metadata);
+                  // The handler starts in here (or at the half-close): in the call's context.
+                  admissions.run(let_, () => pass(metadata));
                 }
                 return;
               }
@@ -65,6 +68,10 @@ export function admissionInterceptor(admissions: Admissions): ServerInterceptor 
             const result = admissions.guard.admit(x.req, x.res);
             if ('then' in result) void result.then(decided);
             else decided(result);
+          },
+          onReceiveHalfClose: (next) => {
+            if (admitted === undefined) next();
+            else admissions.run(admitted, next);
           },
           onCancel: () => {
             exchange?.cancel();
