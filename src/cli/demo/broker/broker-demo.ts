@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { CommandFailure, UsageError } from '../../command.js';
 import { exitCodeOf } from '../records.js';
 import { amqpPort } from './amqp-port.js';
-import type { BrokerLine, BrokerPort } from './broker-port.js';
+import { maskedUrl, type BrokerLine, type BrokerPort } from './broker-port.js';
 import { writeBrokerReport } from './broker-report.js';
 import { brokerJson, brokerTitle, formatBrokerSummary } from './broker-table.js';
 import { brokerTargets } from './broker-targets.js';
@@ -92,7 +92,13 @@ export async function runBrokerDemo(o: BrokerDemoOptions): Promise<number> {
   const controller = new AbortController();
   let stoppedBy: StopSignal | undefined;
   const onSignal = (signal: StopSignal): void => {
-    if (stoppedBy !== undefined) return;
+    if (stoppedBy !== undefined) {
+      // A second one: the user will not wait for the broker (one that hangs, say).
+      o.log(`${signal} again: ending now; the streams or queues above may be left behind.`);
+      for (const s of stopSignals) process.off(s, onSignal);
+      process.kill(process.pid, signal);
+      return;
+    }
     stoppedBy = signal;
     o.log(`\n${signal}: stopping, and deleting what this run made in the broker …`);
     controller.abort();
@@ -106,7 +112,7 @@ export async function runBrokerDemo(o: BrokerDemoOptions): Promise<number> {
       port = await openPort(broker, url);
     } catch (error) {
       throw new CommandFailure(
-        `the broker scenario cannot use ${broker} at ${url.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@')}: ${(error as Error).message}`,
+        `the broker scenario cannot use ${broker} at ${maskedUrl(url)}: ${(error as Error).message}`,
       );
     }
     const runId = `spillway-demo-${process.pid}-${randomBytes(3).toString('hex')}`;

@@ -36,8 +36,9 @@ export interface ModeRun {
   readonly recorder: BrokerRecorder;
   /** Messages the broker acknowledged. */
   readonly published: number;
-  /** Messages dropped by the broker (TTL) and still in it at the end. */
+  /** Messages the broker dropped (its TTL): skipped over by the consumer. */
   readonly expired: number;
+  /** Messages still in the broker at the end. */
   readonly left: number;
   /** The broker's lag once the consumer had stopped (undefined if it could not be read). */
   readonly lagAtEnd: number | undefined;
@@ -81,40 +82,71 @@ export async function runMode(o: {
   }
 }
 
+/** The consumer's side of a run, which the producer's side reads. */
+interface ConsumerSide {
+  readonly recorder: BrokerRecorder;
+  /** When the measured part started (`performance.now()`); set by the producer. */
+  originMs: number;
+  /** Messages admitted and not yet processed, and the most at an admission. */
+  outstanding: number;
+  maxOutstanding: number;
+}
+
 async function measure(
   o: { readonly mode: BoundMode; readonly durationMs: number; readonly signal: AbortSignal },
   line: BrokerLine,
 ): Promise<ModeRun> {
-  const rec = new BrokerRecorder(o.durationMs);
+  const side: ConsumerSide = {
+    recorder: new BrokerRecorder(o.durationMs),
+    originMs: performance.now(),
+    outstanding: 0,
+    maxOutstanding: 0,
+  };
+  const rec = side.recorder;
   const work = fixedService({
     slots,
     serviceMs,
     maxWaiting: permits - slots,
     served: (ms) => rec.served(ms),
   });
-  let originMs = performance.now();
-  let outstanding = 0;
-  let maxOutstanding = 0;
-  const admitted = (): void => {
-    outstanding++;
-    if (outstanding > maxOutstanding) maxOutstanding = outstanding;
-  };
   const consumer = await line.consume({
     permits,
     async handler(body) {
       if (isWarmup(body)) {
         await work.run();
-        outstanding--;
+        side.outstanding--;
         return;
       }
       const [seq, dueMs] = body.split(' ').map(Number) as [number, number];
       rec.delivered(seq);
       await work.run();
-      outstanding--;
-      const now = performance.now();
-      rec.processed(now - originMs, now - originMs - dueMs);
+      side.outstanding--;
+      const atMs = performance.now() - side.originMs;
+      rec.processed(atMs, atMs - dueMs);
     },
   });
+  let stopped: Promise<void> | undefined;
+  const stopConsumer = (): Promise<void> => (stopped ??= consumer.stop());
+  try {
+    return await produce(o, line, { side, stopConsumer });
+  } finally {
+    // However the run ended, the consumer stops with it.
+    await stopConsumer();
+  }
+}
+
+/** The producer's side: warm-up, the measured schedule, and the reckoning at the end. */
+async function produce(
+  o: { readonly mode: BoundMode; readonly durationMs: number; readonly signal: AbortSignal },
+  line: BrokerLine,
+  c: { readonly side: ConsumerSide; readonly stopConsumer: () => Promise<void> },
+): Promise<ModeRun> {
+  const { side } = c;
+  const rec = side.recorder;
+  const admitted = (): void => {
+    side.outstanding++;
+    if (side.outstanding > side.maxOutstanding) side.maxOutstanding = side.outstanding;
+  };
   const publishes = new Publishes(maxInFlightPublishes);
   let inFlightAtReading = 0;
   let readings = 0;
@@ -136,42 +168,45 @@ async function measure(
   await warmUp({ line, publishes, gate, admitted, signal: o.signal });
 
   const stopSampling = new AbortController();
+  const cpu = new CpuMeter();
+  side.originMs = performance.now();
   const sampling = sampleLag({
     line,
     recorder: rec,
-    elapsedMs: () => performance.now() - originMs,
+    elapsedMs: () => performance.now() - side.originMs,
     signal: stopSampling.signal,
   });
-  const cpu = new CpuMeter();
-  originMs = performance.now();
   cpu.start();
-  await runSchedule({
-    ratePerSec: offeredPerSec,
-    durationMs: o.durationMs,
-    originMs,
-    signal: o.signal,
-    offer(seq, dueMs, lateMs) {
-      rec.offered(dueMs, lateMs);
-      if (gate !== undefined) {
-        const r = gate.tryAdmit();
-        if (!r.ok) return rec.refusedByGate(dueMs, lateMs, r.retryAfterMs);
-      }
-      if (!publishes.hasRoom) return rec.notPublished(dueMs, 'dropped', 'in-flight cap');
-      rec.admitted(dueMs);
-      admitted();
-      publishes.track(line.publish(`${seq} ${dueMs}`), (error) => {
-        if (error === undefined) rec.confirmed(seq);
-        else rec.notPublished(dueMs, 'error', error instanceof Error ? error.name : 'failed');
-      });
-    },
-  });
-  cpu.stop(performance.now() - originMs);
-  // The run ends where its schedule does: the sampler stops, the last publishes land, and the
-  // consumer finishes what it holds (counted apart, after the measured part).
-  stopSampling.abort();
-  await sampling;
+  try {
+    await runSchedule({
+      ratePerSec: offeredPerSec,
+      durationMs: o.durationMs,
+      originMs: side.originMs,
+      signal: o.signal,
+      offer(seq, dueMs, lateMs) {
+        rec.offered(dueMs, lateMs);
+        if (gate !== undefined) {
+          const r = gate.tryAdmit();
+          if (!r.ok) return rec.refusedByGate(dueMs, lateMs, r.retryAfterMs);
+        }
+        if (!publishes.hasRoom) return rec.notPublished(dueMs, 'dropped', 'in-flight cap');
+        rec.admitted(dueMs);
+        admitted();
+        publishes.track(line.publish(`${seq} ${dueMs}`), (error) => {
+          if (error === undefined) rec.confirmed(seq);
+          else rec.notPublished(dueMs, 'error', error instanceof Error ? error.name : 'failed');
+        });
+      },
+    });
+  } finally {
+    cpu.stop(performance.now() - side.originMs);
+    // The run ends where its schedule does: the sampler stops, the last publishes land, and
+    // the consumer finishes what it holds (counted apart, after the measured part).
+    stopSampling.abort();
+    await sampling;
+  }
   await publishes.drain(publishDrainMs);
-  await consumer.stop();
+  await c.stopConsumer();
   const lagAtEnd = await Promise.resolve(line.readLag({ signal: o.signal })).then(
     (r) => r.messages,
     () => undefined,
@@ -187,7 +222,7 @@ async function measure(
     left,
     lagAtEnd,
     inFlightAtReading: gate === undefined ? undefined : inFlightAtReading,
-    maxOutstanding: gate === undefined ? undefined : maxOutstanding,
+    maxOutstanding: gate === undefined ? undefined : side.maxOutstanding,
     readings: gate === undefined ? undefined : readings,
     cpuPercent: cpu.percent,
     machineIdlePercent: cpu.machineIdlePercent,
