@@ -19,7 +19,7 @@ import { GrpcStatusError } from './status-signal.js';
 
 /** The status ending a call that failed with `error`. */
 export function statusOfFailure(error: unknown, names: HeaderNames): StatusObject {
-  if (error instanceof GrpcStatusError) return error.status;
+  if (error instanceof GrpcStatusError) return error.grpcStatus;
   const refusal = refusalFromError(error);
   const detail = messageOf(error);
   if (refusal === undefined)

@@ -69,8 +69,8 @@ export class GrpcStatusError extends Error {
     return 'GrpcStatusError';
   }
 
-  /** The status it stands for. */
-  get status(): StatusObject {
+  /** The status it stands for (not `status`: that name means an HTTP status to other code). */
+  get grpcStatus(): StatusObject {
     return { code: this.code, details: this.details, metadata: this.metadata };
   }
 }

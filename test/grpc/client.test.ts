@@ -231,7 +231,13 @@ describe('dependencyInterceptor: the dependency’s other obligations', () => {
     const { c, dep } = through(s.server.address, {
       breaker: { trip: { kind: 'consecutive', failures: 3 } },
     });
-    for (let i = 0; i < 3; i++) expect((await unary(c, { text: 'a' })).code).toBe(status.INTERNAL);
+    for (let i = 0; i < 3; i++) {
+      // The callee's failure reaches the caller as the callee sent it.
+      expect(await unary(c, { text: 'a' })).toMatchObject({
+        code: status.INTERNAL,
+        details: 'scripted',
+      });
+    }
     expect(dep.breaker!.state).toBe('open');
     const refused = await unary(c, { text: 'a' });
     expect(refused.code).toBe(status.UNAVAILABLE);
