@@ -24,5 +24,5 @@ export {
   type DependencyInterceptorOptions,
 } from './dependency-interceptor.js';
 export { callOptions, type GrpcCallOptions } from './call-options.js';
-export { statusOfRefusal, pushbackTrailer, codeOfReason } from './status-of-refusal.js';
+export { statusOfRefusal } from './status-of-refusal.js';
 export { GrpcStatusError, trailerSignal, type TrailerSignal } from './status-signal.js';
