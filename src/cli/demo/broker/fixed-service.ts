@@ -2,10 +2,9 @@
  * The consumer's work in the broker scenario: like the demo's database, a fixed number of slots
  * each held a fixed time, so its capacity is exactly slots ÷ service time whatever the broker
  * does. Exactly, even on a busy machine: each slot keeps its own schedule, so a job waiting for
- * it starts when the previous one was due to end, not when a late timer said so — Node's timers
- * fire late under load, and without this a 30 ms job took 31–34 ms on a busy 2-core machine,
- * 3–12 % of the capacity lost to the machine rather than to the broker. How late each end was
- * noticed is reported: past a job's own length, the consumer itself was held up.
+ * it starts when the previous one was due to end, not when a late timer said so: Node's timers
+ * fire late on a busy machine, and the capacity lost would be the machine's, not the broker's.
+ * How late each end was noticed is reported: much later, and the consumer itself was held up.
  *
  * @module
  */

@@ -83,8 +83,6 @@ export const maxScheduleLagP99Ms = 10;
  * How late the consumer may notice its jobs' ends (p99, ms) before a run is flagged not valid.
  * The messages in hand cover 15 ms of the slots' work ((permits − slots) × serviceMs ÷ slots);
  * a process held up longer leaves slots idle, and the capacity the checks use was not offered.
- * On a busy 2-core machine, runs with both figures under 10 ms reached 0.97–0.99 of capacity
- * with the gate, runs at 20–40 ms 0.90–0.97.
  */
 export const maxServiceLateP99Ms = 10;
 
