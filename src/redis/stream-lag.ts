@@ -22,7 +22,10 @@ for _, g in ipairs(groups) do
   for i = 1, #g, 2 do f[g[i]] = g[i + 1] end
   if f['name'] == ARGV[1] then
     local pending = tonumber(f['pending'])
-    local lag = f['lag'] and tonumber(f['lag']) or redis.call('XLEN', KEYS[1])
+    local len = redis.call('XLEN', KEYS[1])
+    local lag = f['lag'] and tonumber(f['lag']) or len
+    -- Redis 7.0 goes on counting entries MAXLEN or MINID trimmed away: never more than are there.
+    if lag > len then lag = len end
     local oldest
     if pending > 0 then
       oldest = redis.call('XPENDING', KEYS[1], ARGV[1])[2]
