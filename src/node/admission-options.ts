@@ -11,12 +11,13 @@ import {
   systemClock,
   SpillwayConfigError,
   type Clock,
-  type PenaltyBox,
+  type PenaltyBoxLike,
   type PenaltyBoxOptions,
 } from '../index.js';
 import { headerNamesOf, type HeaderNames } from '../http/index.js';
 import { ambientOption } from './ambient.js';
 import type { TrustProxy } from './client-address.js';
+import { guardHooks, type GuardHookOptions, type GuardHooks } from './guard-hooks.js';
 import {
   eventLoopMonitor,
   type EventLoopMonitor,
@@ -26,7 +27,7 @@ import { memoryMonitor, type MemoryMonitor, type MemoryMonitorOptions } from './
 import type { RouteOptions, RouteSettings } from './route.js';
 
 /** Options of `admission`: defaults for every route, plus the routes. */
-export interface AdmissionOptions extends RouteSettings {
+export interface AdmissionOptions extends RouteSettings, GuardHookOptions {
   /**
    * The client key for quotas and penalties. Default: the socket's remote address (or a
    * forwarded one, under `trustProxy`). Return undefined to fall back to the default. If it
@@ -49,8 +50,12 @@ export interface AdmissionOptions extends RouteSettings {
   readonly exempt?: readonly string[];
   /** Per-route settings, tried in order after exact paths. */
   readonly routes?: readonly RouteOptions[];
-  /** Escalation for clients that ignore 429s; `false` to turn off. @default {} (on, defaults) */
-  readonly penaltyBox?: PenaltyBoxOptions | false;
+  /**
+   * Escalation for clients that ignore 429s: its options (a box in this process's memory), a
+   * box you made (`redisPenaltyBox` shares one across replicas; the guard then does not close
+   * it), or `false` to turn it off. @default {} (on, defaults)
+   */
+  readonly penaltyBox?: PenaltyBoxOptions | PenaltyBoxLike | false;
   /**
    * Header names, if not the defaults: HTTP field names in any letter case, checked at
    * construction (see `headerNamesOf`).
@@ -112,7 +117,11 @@ export interface GuardSettings {
   readonly trustProxy: TrustProxy;
   readonly ipv6Prefix: number;
   readonly capacitySignal: 'later' | 'elsewhere';
-  readonly box: PenaltyBox | undefined;
+  readonly box: PenaltyBoxLike | undefined;
+  /** Whether the guard made the box (and so closes it). */
+  readonly ownsBox: boolean;
+  /** `onRefused` and `onEscalated`, if either is set. */
+  readonly hooks: GuardHooks | undefined;
   readonly onError: (error: unknown, req: IncomingMessage) => void;
   readonly eventLoop: EventLoopMonitor | undefined;
   /** Whether the guard started the monitor (and so stops it on close). */
@@ -157,7 +166,6 @@ export function guardSettings(o: AdmissionOptions): GuardSettings {
   if (capacitySignal !== 'later' && capacitySignal !== 'elsewhere') {
     throw new SpillwayConfigError('capacitySignal', "'later' or 'elsewhere'", capacitySignal);
   }
-  const box = o.penaltyBox === false ? undefined : penaltyBox({ clock, ...o.penaltyBox });
   if (o.onError !== undefined && typeof o.onError !== 'function') {
     throw new SpillwayConfigError('onError', 'a function of the error and the request', o.onError);
   }
@@ -177,7 +185,8 @@ export function guardSettings(o: AdmissionOptions): GuardSettings {
     trustProxy,
     ipv6Prefix,
     capacitySignal,
-    box,
+    ...boxOf(o.penaltyBox ?? {}, clock),
+    hooks: guardHooks(o, { onError: o.onError ?? logFailure, log: logFailure }),
     onError: o.onError ?? logFailure,
     publishKey,
     ambient: ambientOption(o.ambientContext),
@@ -185,6 +194,21 @@ export function guardSettings(o: AdmissionOptions): GuardSettings {
     ...memoryOf(o.memory, clock),
     maxInFlight,
   };
+}
+
+/** The penalty box in use, and whether the guard made it. */
+function boxOf(
+  given: NonNullable<AdmissionOptions['penaltyBox']>,
+  clock: Clock,
+): Pick<GuardSettings, 'box' | 'ownsBox'> {
+  if (given === false) return { box: undefined, ownsBox: false };
+  if (typeof given !== 'object' || given === null) {
+    throw new SpillwayConfigError('penaltyBox', 'false, penalty box options, or a box', given);
+  }
+  if (typeof (given as PenaltyBoxLike).check === 'function') {
+    return { box: given as PenaltyBoxLike, ownsBox: false };
+  }
+  return { box: penaltyBox({ clock, ...(given as PenaltyBoxOptions) }), ownsBox: true };
 }
 
 /** The memory monitor in use, and whether the guard started it. */

@@ -12,7 +12,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SpillwayConfigError, type Subscription } from '../index.js';
+import { SpillwayConfigError, type PenaltyBoxLike, type Subscription } from '../index.js';
 import type { HeaderNames } from '../http/index.js';
 import { bridgeLimit } from '../channels/bridges.js';
 import { penaltyChannel } from '../channels/channels.js';
@@ -21,6 +21,7 @@ import { callHandler, withAmbient } from './ambient.js';
 import { answerFailure, nodeAnswerer, type Answerer, type NodeExchange } from './answer-failure.js';
 import { gone, type AdmitResult } from './admit-result.js';
 import { Checks } from './checks.js';
+import { quotaKeys, type QuotaKeys } from './quota-keys.js';
 import type { EventLoopMonitor } from './event-loop-monitor.js';
 import { exemptContext, type Admitted, type RequestContext } from './request-context.js';
 import { writeRefusal } from './write-refusal.js';
@@ -58,6 +59,19 @@ export interface Admission {
   addRoute(options: RouteOptions): string;
   /** The names of the guard's routes, the default route's first (for metrics). */
   routeNames(): readonly string[];
+  /**
+   * Key management on a route's quota: `get`, `reset`, `penalize`, `reward` a client key,
+   * under every policy of the route (see `QuotaKeys`); undefined for a route without a quota.
+   * @default routeName the default route
+   */
+  quota(routeName?: string): QuotaKeys | undefined;
+  /**
+   * Suspends a client key until {@link Admission.lift}: every request refused (429, retry
+   * `never`), on every replica with a shared box. Rejects when the guard has no penalty box.
+   */
+  suspend(key: string): Promise<void>;
+  /** Lets a client key out of the penalty box altogether: no suspension, no step. */
+  lift(key: string): Promise<void>;
   /** The live state of a route's limit (for metrics and tests). */
   stats(
     routeName?: string,
@@ -139,9 +153,31 @@ class Guard implements Admission {
   }
 
   close(): void {
+    if (this.#s.ownsBox) this.#s.box?.close();
     if (this.#s.ownsMonitor) this.eventLoop?.close();
     if (this.#s.ownsMemory) this.#s.memory?.close();
     for (const w of this.#watches.splice(0)) w.dispose();
+  }
+
+  quota(routeName = defaultRouteName): QuotaKeys | undefined {
+    const quota = this.#routes.byName(routeName)?.quota;
+    return quota === undefined ? undefined : quotaKeys(quota);
+  }
+
+  async suspend(key: string): Promise<void> {
+    await this.#box('suspend').suspend(key);
+  }
+
+  async lift(key: string): Promise<void> {
+    await this.#box('lift').lift(key);
+  }
+
+  #box(method: string): PenaltyBoxLike {
+    const box = this.#s.box;
+    if (box === undefined) {
+      throw new SpillwayConfigError('penaltyBox', `a penalty box (${method} needs one)`, false);
+    }
+    return box;
   }
 
   stats(
@@ -235,9 +271,12 @@ class Guard implements Admission {
     const box = this.#s.box;
     if (box === undefined) return;
     const publishKey = this.#s.publishKey;
+    const hooks = this.#s.hooks;
     this.#watch(
-      box.onStepChange(({ key, step, previous }) => {
+      box.onStepChange((event) => {
+        hooks?.escalated(event);
         if (!penaltyChannel.hasSubscribers) return;
+        const { key, step, previous } = event;
         penaltyChannel.publish(publishKey ? { step, previous, key } : { step, previous });
       }),
     );

@@ -136,7 +136,7 @@ export class Checks implements Landing<AdmitResult> {
     };
     const box = this.#box;
     if (box !== undefined) {
-      const verdict = box.check(this.#keyFor(p));
+      const verdict = box.check(this.#keyFor(p), req);
       if (verdict !== undefined) {
         return this.#refuse(refusalOfRejection(verdict)!, p, verdict.closeConnection);
       }
@@ -330,8 +330,13 @@ export class Checks implements Landing<AdmitResult> {
     const response = refusalResponse(refusal, this.#names);
     if (refusalChannel.hasSubscribers) publishRefusal(refusal, response, this.#subjectOf(about));
     if (admissionChannel.hasSubscribers) this.#publishDecision(about, { refusal, response });
+    this.#s.hooks?.refused(refusal, response, { about, keyOf: this.#keyOfAbout });
     return { admitted: false, refusal, response, closeConnection };
   }
+
+  /** The key `onRefused` is told: the context's, or worked out now (it may throw). */
+  readonly #keyOfAbout = (about: Arrival | ContextInit): string =>
+    typeof about.route === 'string' ? (about as ContextInit).key : this.#keyFor(about as Arrival);
 
   /** Route and key for the refusal channel: watching never turns a refusal into a failure. */
   #subjectOf(about: Arrival | ContextInit): RefusalSubject {

@@ -7,6 +7,8 @@
  */
 export { admission, type Admission, type AdmittedHandler } from './admission.js';
 export type { AdmissionOptions } from './admission-options.js';
+export type { EscalatedInfo, GuardHookOptions, RefusedInfo } from './guard-hooks.js';
+export type { QuotaKeys, QuotaKeyState } from './quota-keys.js';
 export type { AdmitResult } from './admit-result.js';
 export { refusalChannel, type RefusalMessage } from './refusal-channel.js';
 export { writeRefusal } from './write-refusal.js';

@@ -28,6 +28,21 @@ import { refill, takeLocal, type ClientState } from './quota-buckets.js';
 import { LimitsSource, type Limits } from './quota-limits.js';
 import type { QuotaSpec } from './quota-options.js';
 
+/** One client's place in a route's quota, for key management (see `RouteQuota.keyEntry`). */
+export interface QuotaKeyEntry {
+  /** The policies' names, in order. */
+  readonly names: readonly string[];
+  /** The client's numbers: fixed, or as asked at its last request; undefined if never asked. */
+  readonly limits: Limits | undefined;
+  /** Per policy, its store; undefined for a memory policy. */
+  readonly stores: readonly (RateStore | undefined)[];
+  readonly clock: Clock;
+  /** Its memory buckets; with `create`, full ones made if it has none and its numbers are known. */
+  state(create: boolean): ClientState | undefined;
+  /** Drops its memory buckets (full again at its next request). */
+  forget(): void;
+}
+
 /** Where the RateLimit fields go: every quota response, refusals only, or none. */
 export type RateLimitHeaders = 'always' | 'refusals-only' | false;
 
@@ -89,6 +104,36 @@ export class RouteQuota {
     if (allow === undefined) return false;
     if (allow.hasKey(keyOf())) return true;
     return allow.hasRanges && allow.covers(clientAddress(req, trustProxy));
+  }
+
+  /**
+   * What key management (`quota-keys.ts`) works on for `key`: its numbers if known (fixed, or
+   * asked at its last request), each policy's store, and its memory buckets.
+   */
+  keyEntry(key: string): QuotaKeyEntry {
+    const clients = this.#clients;
+    const state = clients?.peek(key);
+    const limits = state?.limits ?? this.#source.fixed;
+    return {
+      names: this.names,
+      limits,
+      stores: this.#stores,
+      clock: this.#clock,
+      state: (create) => {
+        if (state !== undefined || !create || clients === undefined || limits === undefined) {
+          return state;
+        }
+        const made = {
+          limits,
+          refreshAt: Infinity,
+          at: this.#clock.now(),
+          tokens: [...limits.burst],
+        };
+        clients.set(key, made);
+        return made;
+      },
+      forget: () => void clients?.delete(key),
+    };
   }
 
   /** Takes one request's token from every policy, or from none; what user code throws, throws. */

@@ -102,8 +102,9 @@ export interface PenaltyStepEvent {
 }
 
 /**
- * What the HTTP guard asks of a penalty box: the memory box (`penaltyBox`) answers at once;
- * a shared one (`redisPenaltyBox` in `spillway/redis`) may answer with a promise.
+ * What the HTTP guard asks of a penalty box, in memory (`penaltyBox`) or shared
+ * (`redisPenaltyBox` in `spillway/redis`). `check` answers at once, on every request: a shared
+ * box answers from what its replica knows, never waiting for its store.
  */
 export interface PenaltyBoxLike {
   /**
@@ -111,10 +112,7 @@ export interface PenaltyBoxLike {
    * (the quota is not touched); undefined means carry on. `cause` (the request, say) comes
    * back on the step event of an escalation it caused.
    */
-  check(
-    key: string,
-    cause?: unknown,
-  ): PenaltyVerdict | undefined | PromiseLike<PenaltyVerdict | undefined>;
+  check(key: string, cause?: unknown): PenaltyVerdict | undefined;
   /** Call when `key` was refused and told to wait `retryAfterMs`. */
   refused(key: string, retryAfterMs: number): void;
   /** Suspends `key` until {@link PenaltyBoxLike.lift}. */
