@@ -20,6 +20,7 @@ import {
   expiresAtOn,
   type AmbientContext,
 } from '../core/ambient-context/ambient-context.js';
+import type { FallbackSettings } from './fallback.js';
 import type { CallState, Work } from './records.js';
 import { joinSignals } from './attempt-scope.js';
 import type { CallOptions } from './types.js';
@@ -30,6 +31,8 @@ interface CallSettings {
   readonly maxAttempts: number;
   /** Whether calls read the ambient context. */
   readonly ambient: boolean;
+  /** The dependency's fallback, if it has one. */
+  readonly fallback: FallbackSettings | undefined;
 }
 
 /**
@@ -38,7 +41,7 @@ interface CallSettings {
  */
 export function callStateOf<T>(
   work: Work<T>,
-  options: CallOptions | undefined,
+  options: CallOptions<T> | undefined,
   settings: CallSettings,
 ): CallState<T> {
   const maxAttempts = work.replayable ? settings.maxAttempts : 1;
@@ -55,6 +58,8 @@ export function callStateOf<T>(
       rank: 1,
       idempotent: work.idempotent,
       requested: false,
+      fallback: work.defaultFallback,
+      lastVerdict: undefined,
     };
   }
   if (options !== undefined && (typeof options !== 'object' || options === null)) {
@@ -76,6 +81,19 @@ export function callStateOf<T>(
   if (idempotent !== undefined && typeof idempotent !== 'boolean') {
     throw new SpillwayArgumentError('idempotent', 'a boolean', idempotent);
   }
+  const fallback = options?.fallback;
+  if (fallback !== undefined && fallback !== false) {
+    if (typeof fallback !== 'function') {
+      throw new SpillwayArgumentError('fallback', 'a function of the error, or false', fallback);
+    }
+    if (settings.fallback === undefined) {
+      throw new SpillwayArgumentError(
+        'fallback',
+        'given only to a dependency made with `fallback: { on }`',
+        fallback,
+      );
+    }
+  }
   const deadline = options?.deadline;
   const { expiresAt, deadlineSignal, signalled } =
     deadline === undefined && ambient !== undefined
@@ -93,6 +111,8 @@ export function callStateOf<T>(
     rank: criticalityRank(criticality),
     idempotent: idempotent ?? work.idempotent,
     requested: false,
+    fallback: fallback === false ? undefined : (fallback ?? work.defaultFallback),
+    lastVerdict: undefined,
   };
 }
 

@@ -28,6 +28,7 @@ import { attemptChannel } from '../channels/channels.js';
 import { publishAttempt, retryPublisher } from './attempt-message.js';
 import type { Attempt, CallState, Verdict, Work } from './records.js';
 import { callStateOf } from './call-state.js';
+import { fallBack, heldOr } from './fallback.js';
 import type { Settings } from './settings.js';
 import type { CallOptions, Dependency, DependencyContext } from './types.js';
 import { CallWork, FetchWork, rejection } from './work.js';
@@ -62,7 +63,7 @@ export class Client implements Dependency {
   fetch(
     input: string | URL | Request,
     init?: RequestInit,
-    options?: CallOptions,
+    options?: CallOptions<Response>,
   ): Promise<Response> {
     try {
       return this.#call(new FetchWork(this.#s, input, init), options);
@@ -73,7 +74,7 @@ export class Client implements Dependency {
 
   call<T>(
     fn: (context: DependencyContext) => T | PromiseLike<T>,
-    options?: CallOptions,
+    options?: CallOptions<T>,
   ): Promise<T> {
     if (typeof fn !== 'function') {
       return Promise.reject(new SpillwayArgumentError('fn', 'a function', fn));
@@ -85,16 +86,26 @@ export class Client implements Dependency {
     }
   }
 
-  #call<T>(work: Work<T>, options: CallOptions | undefined): Promise<T> {
-    const call = callStateOf(work, options, this.#s);
+  #call<T>(work: Work<T>, options: CallOptions<T> | undefined): Promise<T> {
+    const s = this.#s;
+    const call = callStateOf(work, options, s);
     const unlink = call.unlink;
     if (call.signal?.aborted === true) {
       unlink?.();
       return rejection(call.signal.reason);
     }
-    const settled = this.#attempt(call, 1);
+    let settled = this.#attempt(call, 1);
     // Several caller signals were joined by listeners: they go when the call has settled.
     if (unlink !== undefined) settled.then(unlink, unlink);
+    // Off by default, each a promise more: an answer held back for a retry not made, and a
+    // fallback for the failures the user chose.
+    if (work.holds === true && call.idempotent && call.maxAttempts > 1) {
+      settled = settled.then(undefined, (error: unknown) => heldOr(call, error));
+    }
+    if (call.fallback !== undefined) {
+      const on = s.fallback!.on;
+      settled = settled.then(undefined, (error: unknown) => fallBack(call, error, on));
+    }
     return settled;
   }
 
@@ -232,7 +243,7 @@ export class Client implements Dependency {
     const work = attempt.call.work;
     let settling: Promise<T> | undefined;
     try {
-      settling = work.settle?.(value);
+      settling = work.settle?.(value, attempt);
     } catch (error) {
       // Not an answer at all (a fetch that resolved with something not a Response).
       return this.#failed(attempt, error, 'caller');
@@ -297,6 +308,7 @@ export class Client implements Dependency {
     }
     try {
       const call = attempt.call;
+      call.lastVerdict = verdict;
       if (!call.requested && verdict !== 'caller') {
         call.requested = true;
         s.budget.recordRequest();

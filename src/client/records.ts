@@ -24,12 +24,18 @@ export interface Work<T> {
   readonly replayable: boolean;
   readonly signal: AbortSignal | undefined;
   start(attempt: Attempt<T>): T | PromiseLike<T>;
-  settle?(value: T): Promise<T> | undefined;
+  settle?(value: T, attempt: Attempt<T>): Promise<T> | undefined;
   failed?(value: T): boolean;
   callersOwn?(error: unknown): boolean;
   /** What a rejection of `settle`'s promise says, when the work knows better than its error. */
   verdictOf?(error: unknown): Verdict | undefined;
   fault?(error: unknown): unknown;
+  /** Whether an answer may be held back for a retry (`retryOn`); then `takeHeld` gives it up. */
+  readonly holds?: boolean;
+  /** The answer held back for a retry that was not made, if any, given up once. */
+  takeHeld?(): T | undefined;
+  /** The answer to a failure the dependency's fallback chooses, if it gives one for this work. */
+  readonly defaultFallback?: ((error: unknown) => T | PromiseLike<T>) | undefined;
 }
 
 /** One call: its work and its settled options. */
@@ -50,6 +56,10 @@ export interface CallState<T> {
   readonly idempotent: boolean;
   /** Whether the retry budget has counted the call as a request (at its first outcome). */
   requested: boolean;
+  /** The answer to a failure the dependency's `fallback.on` chooses, if any. */
+  readonly fallback: ((error: unknown) => T | PromiseLike<T>) | undefined;
+  /** How its last attempt so far ended. */
+  lastVerdict: Verdict | undefined;
 }
 
 /**

@@ -30,6 +30,7 @@ import {
   type OwnedConcurrencyLimit,
 } from '../core/internal/owned.js';
 import { BaseUrl } from './base-url.js';
+import { fallbackOf, retryOnOf, type FallbackSettings } from './fallback.js';
 import { breakerGate, throttleGate, type BreakerGate, type ThrottleGate } from './gates.js';
 import type { DependencyOptions, FetchLike } from './types.js';
 
@@ -58,6 +59,9 @@ export interface Settings {
   readonly names: HeaderNames;
   /** Whether calls take the deadline and criticality they do not give from the ambient context. */
   readonly ambient: boolean;
+  /** Statuses of an idempotent fetch's answer retried as failures; undefined for none. */
+  readonly retryOn: ReadonlySet<number> | undefined;
+  readonly fallback: FallbackSettings | undefined;
 }
 
 const defaults = {
@@ -155,6 +159,8 @@ export function settingsOf(options: DependencyOptions): Settings {
     baseUrl: baseUrlOf(o.baseUrl),
     names: headerNamesOf(o.headerNames),
     ambient,
+    retryOn: retryOnOf(o.retryOn, maxAttempts),
+    fallback: fallbackOf(o.fallback),
   };
 }
 

@@ -21,6 +21,40 @@ import type {
 } from '../index.js';
 import type { HeaderNames } from '../http/index.js';
 
+/**
+ * The codes of the failures a fallback may stand in for: the dependency's refusals and
+ * failures, and the refusals made here on its behalf. Never the caller's own doing (its abort,
+ * its deadline, a bad argument), which no fallback answers.
+ */
+export type FallbackCode =
+  | 'SPILLWAY_E_OVERLOADED'
+  | 'SPILLWAY_E_RETRY_BUDGET'
+  | 'SPILLWAY_E_CIRCUIT_OPEN'
+  | 'SPILLWAY_E_THROTTLED'
+  | 'SPILLWAY_E_DEPENDENCY_TIMEOUT'
+  | 'SPILLWAY_E_UNREACHABLE'
+  | 'SPILLWAY_E_QUEUE_FULL'
+  | 'SPILLWAY_E_QUEUE_TIMEOUT'
+  | 'SPILLWAY_E_SHED'
+  | 'SPILLWAY_E_RATE_LIMITED'
+  | 'SPILLWAY_E_WAIT_LINE_FULL';
+
+/** A dependency's fallback: which failures it answers, and `fetch`'s answer to them. */
+export interface DependencyFallback {
+  /**
+   * Which failures fall back: their codes, or a predicate over the error (asked only about
+   * failures that are not the caller's own; a `call` function's ordinary rejection reaches
+   * it, and no code names that).
+   */
+  readonly on: readonly FallbackCode[] | ((error: unknown) => boolean);
+  /**
+   * What `fetch` resolves with instead of such a failure, given the error. `call` has no
+   * default answer (its values are the caller's type): pass `{ fallback }` per call. Without
+   * it, only calls that pass their own fall back.
+   */
+  readonly value?: ((error: unknown) => Response | PromiseLike<Response>) | undefined;
+}
+
 /** A function with `fetch`'s shape: the global one, undici's, or any compatible wrapper. */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -56,6 +90,19 @@ export interface DependencyOptions {
   readonly burst?: number | undefined;
   /** Retry settings, or `false` for a single attempt. @default { maxAttempts: 3 } */
   readonly retry?: DependencyRetryOptions | false;
+  /**
+   * Statuses (400–599) of an answer to an idempotent `fetch` that are retried as a failure is
+   * (within `maxAttempts`, the budget and the deadline), e.g. `[502, 504]` from a gateway. An
+   * answer that cannot be retried is returned as it is. Refusals (429, 503, a
+   * `Spillway-Retry` signal) are retried whether listed or not. @default [] (none)
+   */
+  readonly retryOn?: readonly number[];
+  /**
+   * Answers chosen failures with a value instead of an error (see {@link DependencyFallback}).
+   * Never for the caller's own doing: a malformed request, its abort, its spent deadline.
+   * @default undefined (every failure rejects)
+   */
+  readonly fallback?: DependencyFallback | undefined;
   /**
    * The retry budget, or options for this dependency's own one. Pass one budget to several
    * dependencies to share it (they then share its fate). @default retryBudget() (gRPC A6: 10 tokens, 0.1)
@@ -100,8 +147,8 @@ export interface DependencyOptions {
 export type DeadlineInput =
   number | { readonly expiresAt: number; readonly signal?: AbortSignal | undefined };
 
-/** Options of one call. */
-export interface CallOptions {
+/** Options of one call (`T`: what the call resolves with). */
+export interface CallOptions<T = unknown> {
   /** The caller's signal: aborting cancels the call, its wait and its retries. */
   readonly signal?: AbortSignal | undefined;
   /**
@@ -121,6 +168,12 @@ export interface CallOptions {
    * @default the ambient request's (with its signal), else none
    */
   readonly deadline?: DeadlineInput | undefined;
+  /**
+   * This call's answer to a failure the dependency's `fallback.on` chooses, given the error
+   * (instead of `fallback.value`); `false`: none for this call. Needs a dependency made with
+   * `fallback`. @default the dependency's `fallback.value` (for `fetch`)
+   */
+  readonly fallback?: ((error: unknown) => T | PromiseLike<T>) | false | undefined;
 }
 
 /** What `call`'s function receives on each attempt. */
@@ -146,12 +199,12 @@ export interface Dependency {
   fetch(
     input: string | URL | Request,
     init?: RequestInit,
-    options?: CallOptions,
+    options?: CallOptions<Response>,
   ): Promise<Response>;
   /** Any call (a database, a gRPC stub…) with the same obligations. */
   call<T>(
     fn: (context: DependencyContext) => T | PromiseLike<T>,
-    options?: CallOptions,
+    options?: CallOptions<T>,
   ): Promise<T>;
   /**
    * This dependency's retry budget, withdraw-only: hand it to any `retry()` wrapped around

@@ -17,6 +17,7 @@ import type { Attempt, Work } from './records.js';
 import type { AttemptScope } from './attempt-scope.js';
 import { mergeHeaders, type HeadersLike } from './propagation.js';
 import { refusalOf } from './response-signal.js';
+import { parseRetryAfter } from '../http/index.js';
 import type { Settings } from './settings.js';
 import type { DependencyContext } from './types.js';
 
@@ -69,6 +70,10 @@ export class FetchWork implements Work<Response> {
   readonly #baseHeaders: HeadersLike | undefined;
   /** The last refusal the callee made explicitly (see `verdictOf`). */
   #refused: unknown;
+  readonly holds: boolean;
+  readonly defaultFallback: ((error: unknown) => Response | PromiseLike<Response>) | undefined;
+  /** An answer held back for a retry (`retryOn`), until the next attempt starts or the call ends. */
+  #held: Response | undefined;
 
   constructor(s: Settings, input: string | URL | Request, init: RequestInit | undefined) {
     this.#s = s;
@@ -85,9 +90,16 @@ export class FetchWork implements Work<Response> {
     this.replayable = isReplayable(init?.body) && (request === undefined || request.body === null);
     this.signal = init?.signal ?? undefined;
     this.#baseHeaders = init?.headers ?? request?.headers;
+    this.holds = s.retryOn !== undefined;
+    this.defaultFallback = s.fallback?.value;
   }
 
   start(attempt: Attempt<Response>): Promise<Response> {
+    // A retry replaces the answer held back for it: its body is not read.
+    if (this.#held !== undefined)
+      this.takeHeld()!
+        .body?.cancel()
+        .catch(() => undefined);
     const init = attemptInit(this.#init, this.#baseHeaders, attempt.headers);
     const signal = attempt.scope.signal;
     if (signal !== undefined) init.signal = signal;
@@ -99,7 +111,7 @@ export class FetchWork implements Work<Response> {
     }
   }
 
-  settle(response: Response): Promise<Response> | undefined {
+  settle(response: Response, attempt: Attempt<Response>): Promise<Response> | undefined {
     // Only 429 and 5xx can be refusals or failures: any other answer is settled as it stands.
     // (Read once: undici checks its brand on every read.)
     const status = (response as Partial<Response> | null | undefined)?.status;
@@ -110,11 +122,15 @@ export class FetchWork implements Work<Response> {
         `The fetch given to dependency ${this.#s.name} resolved with ${describe(response)}, not a Response`,
       );
     }
-    if (status < 500 && status !== 429) return undefined;
     const s = this.#s;
+    if (status < 500 && status !== 429) {
+      return s.retryOn?.has(status) === true ? this.#retryable(response, attempt) : undefined;
+    }
     return refusalOf(response, { names: s.names, wallNow: () => s.clock.wallNow() }).then(
       (refusal) => {
-        if (refusal === undefined) return response;
+        if (refusal === undefined) {
+          return s.retryOn?.has(status) === true ? this.#retryable(response, attempt) : response;
+        }
         const error = new DependencyOverloadedError(`${s.name} refused the request (${status})`, {
           signal: refusal.signal,
           retryAfterMs: refusal.retryAfterMs,
@@ -125,6 +141,33 @@ export class FetchWork implements Work<Response> {
         throw error;
       },
     );
+  }
+
+  /**
+   * An answer `retryOn` lists: held back, and failed as a gateway's refusal would be so the
+   * retry loop takes over, when the call is idempotent and has attempts left; otherwise the
+   * answer as it stands.
+   */
+  #retryable(response: Response, attempt: Attempt<Response>): Promise<Response> {
+    const call = attempt.call;
+    if (!call.idempotent || attempt.number >= call.maxAttempts) return Promise.resolve(response);
+    const s = this.#s;
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), s.clock.wallNow());
+    this.#held = response;
+    return rejection(
+      new DependencyOverloadedError(`${s.name} answered ${response.status}`, {
+        signal: retryAfterMs === undefined ? 'elsewhere' : 'later',
+        retryAfterMs,
+        dependency: s.name,
+        status: response.status,
+      }),
+    );
+  }
+
+  takeHeld(): Response | undefined {
+    const held = this.#held;
+    this.#held = undefined;
+    return held;
   }
 
   /** The dependency's own word that it is overloaded is a refusal; a bare 503 a failure. */
