@@ -26,8 +26,10 @@ export type {
   DeadlineInput,
   Dependency,
   DependencyContext,
+  DependencyFallback,
   DependencyOptions,
   DependencyRetryOptions,
+  FallbackCode,
   FetchLike,
 } from './types.js';
 

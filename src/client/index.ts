@@ -19,8 +19,10 @@ export {
   type DeadlineInput,
   type Dependency,
   type DependencyContext,
+  type DependencyFallback,
   type DependencyOptions,
   type DependencyRetryOptions,
+  type FallbackCode,
   type FetchLike,
 } from './dependency.js';
 export { refusalOf, maxRefusalBodyBytes, type ResponseRefusal } from './response-signal.js';
