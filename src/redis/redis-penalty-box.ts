@@ -248,13 +248,19 @@ class SharedBox implements RedisPenaltyBox {
     }
   }
 
-  /** Out of the box here: no step, no suspension (the view's own Retry-After stays). */
+  /**
+   * Out of the box here: no step, no suspension, nothing it was told to wait for (a lift
+   * forgives; a state that expired ended long after its waits).
+   */
   #clear(key: string, by: 'operator' | 'shared'): void {
     const view = this.#view(key);
     if (view === undefined) return;
     const { step: previous, suspended } = view;
     view.step = 0;
     view.until = 0;
+    view.retryAt = 0;
+    view.graceUntil = 0;
+    view.pending = 0;
     view.violations.length = 0;
     this.#mark(key, view, false);
     if (previous > 0 || suspended) this.#emit({ key, step: 0, previous, suspended: false, by });

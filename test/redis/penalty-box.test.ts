@@ -102,6 +102,29 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('redisPenaltyBox over 
     expect(two.check('c')?.reason).toBe('penalty');
   });
 
+  it('a lift forgives: what the client was told to wait for no longer counts', async () => {
+    const [one, two] = await replicas();
+    const moves: PenaltyStepEvent[] = [];
+    one.onStepChange((e) => moves.push(e));
+    const moved = new Promise<void>((resolve) => one.onStepChange(() => resolve()));
+    ignore(one, 'k');
+    for (let i = 0; i < 3; i++) ignore(one, 'k');
+    await moved;
+    await two.lift('k');
+    await one.sync();
+    expect(moves.map((e) => [e.step, e.by])).toEqual([
+      [1, 'violations'],
+      [0, 'shared'],
+    ]);
+    // Back at once, three times: not violations any more (its waits went with the lift).
+    for (let i = 0; i < 3; i++) expect(one.check('k')).toBeUndefined();
+    // Had they been violations: one call for the first, one for the other two once it is
+    // back. Each read of the feed goes after the calls made before it on the connection.
+    await one.sync();
+    await one.sync();
+    expect(moves).toHaveLength(2);
+  });
+
   it('a suspension on one replica reaches the other, and so does its lift', async () => {
     const [one, two] = await replicas();
     await one.suspend('tenant-9');
