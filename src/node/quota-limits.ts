@@ -9,7 +9,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { RatePolicy } from '../index.js';
 import { formatRateLimitPolicy, policyName } from '../http/index.js';
-import { checkNumber, type PolicySpec, type QuotaSpec } from './quota-options.js';
+import {
+  checkNumber,
+  type PolicySpec,
+  type QuotaContext,
+  type QuotaSpec,
+} from './quota-options.js';
 
 /** Every policy's numbers for one client, as its buckets and its fields need them. */
 export class Limits {
@@ -50,56 +55,92 @@ export class Limits {
 /** Distinct sets of numbers kept for sharing; past this, a client's set is its own. */
 const maxShared = 1_024;
 
+/** A policy whose numbers may come from functions, with the options that name them. */
+interface Source {
+  readonly spec: PolicySpec;
+  /** `default.quota[1].ratePerSec` / `.perWindow`, and `.burst` / `.windowMs`. */
+  readonly firstOption: string;
+  readonly secondOption: string;
+}
+
 /** Where a route's quota gets a client's {@link Limits}. */
 export class LimitsSource {
   /** The one set when no number is a function; undefined otherwise. */
   readonly fixed: Limits | undefined;
-  readonly #spec: QuotaSpec;
+  readonly #sources: readonly Source[];
   readonly #route: string;
   readonly #shared = new Map<string, Limits>();
+  /** Rate and burst per policy, as the functions last gave them (reused, never kept). */
+  readonly #numbers: number[];
 
   constructor(spec: QuotaSpec, route: string) {
-    this.#spec = spec;
     this.#route = route;
-    this.fixed = spec.perClient ? undefined : new Limits(spec.policies.map((p) => ratePolicy(p)));
+    this.#sources = spec.policies.map((p) => {
+      const [first, second] =
+        p.kind === 'rate' ? ['ratePerSec', 'burst'] : ['perWindow', 'windowMs'];
+      return {
+        spec: p,
+        firstOption: `${p.option}.${first}`,
+        secondOption: `${p.option}.${second}`,
+      };
+    });
+    this.#numbers = new Array<number>(2 * spec.policies.length).fill(0);
+    this.fixed = spec.perClient ? undefined : this.#build(this.#ask(undefined));
   }
 
-  /** The numbers for `key`, asking each function once (what it throws goes to the caller). */
-  of(key: string, req: IncomingMessage): Limits {
+  /**
+   * The numbers for `key`, asking each function (what it throws goes to the caller): `current`
+   * again when they have not changed, so asking again costs the functions and nothing more.
+   */
+  of(key: string, req: IncomingMessage, current?: Limits): Limits {
     if (this.fixed !== undefined) return this.fixed;
-    const context = { key, req, route: this.#route };
-    const policies = this.#spec.policies.map((p) => ratePolicy(p, context));
+    const numbers = this.#ask({ key, req, route: this.#route });
+    if (current !== undefined && sameNumbers(current, numbers)) return current;
     let signature = '';
-    for (const p of policies) signature += `${p.ratePerSec}/${p.burst};`;
+    for (const n of numbers) signature += `${n};`;
     let limits = this.#shared.get(signature);
     if (limits === undefined) {
-      limits = new Limits(policies);
+      limits = this.#build(numbers);
       if (this.#shared.size < maxShared) this.#shared.set(signature, limits);
     }
     return limits;
   }
+
+  /** Each policy's rate and burst, a window's `perWindow` being its bucket's size. */
+  #ask(context: QuotaContext | undefined): readonly number[] {
+    const numbers = this.#numbers;
+    this.#sources.forEach((source, i) => {
+      const { spec } = source;
+      const first = numberOf(spec.first, source.firstOption, context);
+      const second = numberOf(spec.second, source.secondOption, context);
+      numbers[2 * i] = spec.kind === 'rate' ? first : (first * 1000) / second;
+      numbers[2 * i + 1] = spec.kind === 'rate' ? second : first;
+    });
+    return numbers;
+  }
+
+  #build(numbers: readonly number[]): Limits {
+    return new Limits(
+      this.#sources.map(({ spec }, i) =>
+        Object.freeze({ name: spec.name, ratePerSec: numbers[2 * i]!, burst: numbers[2 * i + 1]! }),
+      ),
+    );
+  }
 }
 
-/** A policy's numbers as a token bucket: a window of `perWindow` is a bucket of that size. */
-function ratePolicy(
-  spec: PolicySpec,
-  context?: { key: string; req: IncomingMessage; route: string },
-): RatePolicy {
-  const [firstName, secondName] =
-    spec.kind === 'rate' ? ['ratePerSec', 'burst'] : ['perWindow', 'windowMs'];
-  const first = numberOf(spec.first, `${spec.option}.${firstName}`, context);
-  const second = numberOf(spec.second, `${spec.option}.${secondName}`, context);
-  return Object.freeze(
-    spec.kind === 'rate'
-      ? { name: spec.name, ratePerSec: first, burst: second }
-      : { name: spec.name, ratePerSec: (first * 1000) / second, burst: first },
-  );
+function sameNumbers(limits: Limits, numbers: readonly number[]): boolean {
+  const policies = limits.policies;
+  for (let i = 0; i < policies.length; i++) {
+    const p = policies[i]!;
+    if (p.ratePerSec !== numbers[2 * i] || p.burst !== numbers[2 * i + 1]) return false;
+  }
+  return true;
 }
 
 function numberOf(
   value: PolicySpec['first'],
   option: string,
-  context: { key: string; req: IncomingMessage; route: string } | undefined,
+  context: QuotaContext | undefined,
 ): number {
   if (typeof value !== 'function') return value;
   return checkNumber(value(context!), option, true);

@@ -143,9 +143,9 @@ export class RouteQuota {
     const limits = state?.limits ?? this.#source.fixed!;
     if (state !== undefined && this.#anyLocal) {
       const refused = takeLocal(state, now, this.#stores);
-      if (refused !== undefined) return this.#verdict(limits, { state, refused });
+      if (refused !== undefined) return this.#verdict(limits, state, { refused });
     }
-    if (!this.#anyStore) return this.#verdict(limits, { state });
+    if (!this.#anyStore) return this.#verdict(limits, state);
     return this.#askStores(key, limits, state);
   }
 
@@ -159,7 +159,7 @@ export class RouteQuota {
       state = { limits, refreshAt: this.#refreshAt(now), at: now, tokens: [...limits.burst] };
       clients.set(key, state);
     } else if (now >= state.refreshAt) {
-      const limits = this.#source.of(key, req);
+      const limits = this.#source.of(key, req, state.limits);
       if (limits !== state.limits) {
         // Up to date under the old numbers, then held to the new sizes.
         refill(state, now, this.#stores);
@@ -227,13 +227,15 @@ export class RouteQuota {
         if (d.retryAfterMs > wait) wait = d.retryAfterMs;
       }
     });
-    if (mask === 0 && closed === undefined) return this.#verdict(limits, { ...at, degraded });
+    if (mask === 0 && closed === undefined) {
+      return this.#verdict(limits, at.state, { answers: at.answers, degraded });
+    }
     this.#giveBack(key, at.state);
     const answers = this.#giveBackStores(key, limits, at.answers);
     // The client's own quota is what it must honour; a store that is down is not its fault.
     if (mask === 0)
       return { ...closed!, degraded, policy: undefined, now: undefined, violated: none };
-    return this.#verdict(limits, { state: at.state, answers, refused: { mask, wait }, degraded });
+    return this.#verdict(limits, at.state, { answers, refused: { mask, wait }, degraded });
   }
 
   /**
@@ -283,14 +285,15 @@ export class RouteQuota {
    */
   #verdict(
     limits: Limits,
-    at: {
-      readonly state?: ClientState | undefined;
+    state: ClientState | undefined,
+    at?: {
       readonly answers?: readonly (RateDecision | undefined)[];
-      readonly refused?: { readonly mask: number; readonly wait: number } | undefined;
+      readonly refused?: { readonly mask: number; readonly wait: number };
       readonly degraded?: boolean;
     },
   ): QuotaVerdict {
-    const refused = at.refused;
+    const refused = at?.refused;
+    const answers = at?.answers;
     const headers = this.#headers;
     const format = headers === 'always' || (refused !== undefined && headers !== false);
     let now = '';
@@ -300,11 +303,11 @@ export class RouteQuota {
     for (let i = 0; i < limits.burst.length; i++) {
       let r: number;
       let reset: number;
-      const d = at.answers?.[i];
+      const d = answers === undefined ? undefined : answers[i];
       if (d === undefined) {
         // A store policy not asked (a memory policy refused first): nothing to say of it.
         if (this.#stores[i] !== undefined) continue;
-        const t = at.state!.tokens[i]!;
+        const t = state!.tokens[i]!;
         const missing = limits.burst[i]! - t;
         r = Math.floor(t + tokenEpsilon);
         reset = missing <= tokenEpsilon ? 0 : Math.ceil(missing / limits.ratePerMs[i]!);
@@ -320,7 +323,7 @@ export class RouteQuota {
       if (format) now += (now === '' ? '' : ', ') + rateLimitItem(limits.quoted[i]!, r, reset);
     }
     const policy = format ? limits.policyField : undefined;
-    const degraded = at.degraded === true;
+    const degraded = at?.degraded === true;
     if (refused === undefined) {
       return {
         ok: true,
