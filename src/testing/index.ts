@@ -24,3 +24,7 @@ export {
   type ConformanceReport,
   type RateStoreConformanceOptions,
 } from './rate-store-conformance.js';
+export {
+  keyManagementConformance,
+  type KeyManagementConformanceOptions,
+} from './key-management-conformance.js';

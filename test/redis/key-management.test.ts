@@ -6,6 +6,7 @@
 // down (never a change that did not happen reported as done).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyedTokenBuckets } from '../../src/index.js';
+import { keyManagementConformance } from '../../src/testing/index.js';
 import { redisStore, StoreUnavailableError, type RedisStore } from '../../src/redis/index.js';
 import {
   fixedWindowAdjustScript,
@@ -116,6 +117,13 @@ describe.skipIf(missing !== undefined).each(flavours)('key management over %s', 
   // A token every 100 s: nothing refills within a test, whatever the machine's pace.
   const policy = (store: RedisStore, lim: string) =>
     keyedTokenBuckets({ ratePerSec: 0.01, burst: 3, name: lim, store });
+
+  for (const kase of keyManagementConformance({
+    createStore: () => store(c),
+    toleranceMs: 1_000, // Redis's clock moves between calls on a busy machine
+    namePrefix: `conf-${flavour}`,
+  }))
+    it(`conforms: ${kase.name}`, kase.run);
 
   it('get, penalize, reward and reset, each seen by the other replica at once', async () => {
     const lim = name();

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { keyManagementConformance } from '../../testing/key-management-conformance.js';
 import { createVirtualClock } from '../../testing/virtual-clock.js';
+import { memoryRateStore } from '../rate-store/memory-rate-store.js';
 import type { RateDecision, RateStore } from '../rate-store/rate-store.js';
 import { keyedTokenBuckets } from './keyed-token-buckets.js';
 
@@ -92,4 +94,9 @@ describe('keyedTokenBuckets key management (memory store)', () => {
     // evicted, the waiter would have met a new bucket and left 2.
     expect(q.get('a').remaining).toBe(5);
   });
+});
+
+describe('memoryRateStore key management conforms', () => {
+  const store = memoryRateStore({ clock: createVirtualClock() });
+  for (const c of keyManagementConformance({ createStore: () => store })) it(c.name, c.run);
 });
