@@ -1,6 +1,7 @@
 /**
  * A `Map` with a hard size bound for the store's local caches: when full, the oldest
- * insertion leaves. Cheaper than an LRU and enough for entries that live a second or less.
+ * insertion leaves. Cheaper than an LRU and enough for entries that live a second or less;
+ * entries read with `use` are moved to the end, which makes it one (the penalty box's views).
  *
  * @module
  */
@@ -20,6 +21,19 @@ export class BoundedMap<V> {
 
   get(key: string): V | undefined {
     return this.#map.get(key);
+  }
+
+  /**
+   * The value for `key`, which now leaves last: a map read this way evicts the least recently
+   * used (a `Map` keeps insertion order, so moving a key to the end is a delete and a set).
+   */
+  use(key: string): V | undefined {
+    const value = this.#map.get(key);
+    if (value !== undefined) {
+      this.#map.delete(key);
+      this.#map.set(key, value);
+    }
+    return value;
   }
 
   set(key: string, value: V): void {

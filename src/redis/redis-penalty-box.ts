@@ -89,7 +89,7 @@ class SharedBox implements RedisPenaltyBox {
   readonly #s: BoxSettings;
   readonly #ladder: Ladder;
   readonly #health: HealthGate | undefined;
-  /** This replica's views; the oldest leaves first when full. */
+  /** This replica's views; the least recently used leaves first when full. */
   readonly #views: BoundedMap<View>;
   /** Suspended clients' views, kept apart so none is forgotten (at most `maxSuspended`). */
   readonly #pinned = new Map<string, View>();
@@ -279,8 +279,8 @@ class SharedBox implements RedisPenaltyBox {
 
   #view(key: string): View | undefined {
     return this.#pinned.size > 0
-      ? (this.#pinned.get(key) ?? this.#views.get(key))
-      : this.#views.get(key);
+      ? (this.#pinned.get(key) ?? this.#views.use(key))
+      : this.#views.use(key);
   }
 
   #viewFor(key: string, now: number): View {

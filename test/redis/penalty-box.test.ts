@@ -102,6 +102,19 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('redisPenaltyBox over 
     expect(two.check('c')?.reason).toBe('penalty');
   });
 
+  it('keeps an active client in its view, however many others it meets (maxKeys)', async () => {
+    const [one] = await replicas({ maxKeys: 10 });
+    const moved = new Promise<void>((resolve) => one.onStepChange(() => resolve()));
+    ignore(one, 'greedy');
+    for (let i = 0; i < 3; i++) ignore(one, 'greedy');
+    await moved;
+    for (let i = 0; i < 100; i++) {
+      one.refused(`other-${i}`, 60_000); // each a view of its own
+      if (i % 5 === 0) expect(one.check('greedy'), `after ${i} others`).toBeDefined();
+    }
+    expect(one.size).toBe(10);
+  });
+
   it('a lift forgives: what the client was told to wait for no longer counts', async () => {
     const [one, two] = await replicas();
     const moves: PenaltyStepEvent[] = [];
