@@ -24,6 +24,7 @@ import type { QuotaFields } from '../http/index.js';
 import { rateLimitItem } from '../http/rate-limit-fields.js';
 import { clientAddress, type TrustProxy } from './client-address.js';
 import { AllowList } from './quota-allow.js';
+import { setKnownField } from './set-known-field.js';
 import { refill, takeLocal, type ClientState } from './quota-buckets.js';
 import { LimitsSource, type Limits } from './quota-limits.js';
 import type { QuotaSpec } from './quota-options.js';
@@ -350,8 +351,11 @@ export class RouteQuota {
   }
 }
 
-/** Sets the RateLimit fields of an admitted request's response (the route sends them always). */
+/**
+ * Sets the RateLimit fields of an admitted request's response (the route sends them always).
+ * Both were built here, from names made printable ASCII and whole numbers: valid as they are.
+ */
 export function setRateLimitFields(res: ServerResponse, fields: QuotaFields): void {
-  res.setHeader('ratelimit-policy', fields.policy!);
-  res.setHeader('ratelimit', fields.now!);
+  setKnownField(res, 'ratelimit-policy', fields.policy!);
+  setKnownField(res, 'ratelimit', fields.now!);
 }
