@@ -220,8 +220,12 @@ class SharedBox implements RedisPenaltyBox {
     const now = this.#s.clock.now();
     if (moved === 1) {
       this.#ladder.enter(view, now);
-      if (!view.suspended) view.until = view.retryAt = now + leftMs;
       view.violations.length = 0;
+    }
+    if (!view.suspended) {
+      // Redis's word on the step's end, whoever started it (another replica, since its read).
+      view.until = now + leftMs;
+      if (moved === 1 || view.retryAt < view.until) view.retryAt = view.until;
     }
     if (step === previous && view.suspended === wasSuspended) return;
     const by = moved === 1 ? 'violations' : 'shared';

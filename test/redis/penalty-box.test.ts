@@ -84,6 +84,21 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('redisPenaltyBox over 
     expect(two.check('polite')).toBeUndefined();
   });
 
+  it('a violation on a replica that has not read the feed yet learns the step there', async () => {
+    const [one, two] = await replicas();
+    const moved = new Promise<void>((resolve) => one.onStepChange(() => resolve()));
+    ignore(one, 'x');
+    for (let i = 0; i < 3; i++) ignore(one, 'x');
+    await moved;
+    ignore(two, 'x'); // refused by two's own quota: told to wait a minute there too
+    const learned = new Promise<PenaltyStepEvent>((resolve) => two.onStepChange(resolve));
+    expect(two.check('x')).toBeUndefined(); // back at once: a violation, sent to Redis
+    expect(await learned).toMatchObject({ step: 1, previous: 0, by: 'shared' });
+    const v = two.check('x');
+    expect(v?.reason).toBe('penalty');
+    expect(v!.retryAfterMs).toBeGreaterThan(50_000);
+  });
+
   it('violations seen by either replica count together', async () => {
     const [one, two] = await replicas();
     ignore(one, 'c');
