@@ -6,6 +6,7 @@
 // depends on how fast the machine is; each test has a prefix of its own and removes it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PenaltyStepEvent } from '../../src/index.js';
+import { createVirtualClock } from '../../src/testing/index.js';
 import { redisPenaltyBox, redisStore, type RedisPenaltyBox } from '../../src/redis/index.js';
 import {
   cleanup,
@@ -185,6 +186,36 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('redisPenaltyBox over 
     expect(late.check('s1')?.reason).toBe('suspended');
     expect(late.check('g')?.reason).toBe('penalty');
     expect(other.check('s1')).toBeUndefined();
+  });
+
+  it('lifts on metrics: a block held while this replica reads unhealthy', async () => {
+    // Redis keeps the state on its own clock; this replica's view and readings run on a
+    // virtual one, so the block's end and the readings are exact.
+    const clock = createVirtualClock();
+    let load = 5;
+    const store = redisStore({ client: a.client, prefix, timeoutMs: 2_000, clock });
+    const box = redisPenaltyBox({
+      store,
+      name: `box${n++}`,
+      threshold: 1,
+      graceMs: 0,
+      steps: [{ waitMs: 1_000, block: true }],
+      liftWhen: { load: () => load, healthyAt: 0, samples: 2, sampleMs: 100, spreadMs: 0 },
+      syncMs: 600_000,
+    });
+    boxes.push(box);
+    await box.sync();
+    await clock.advance(200); // two readings over 0: unhealthy
+    const moved = new Promise<PenaltyStepEvent>((resolve) => box.onStepChange(resolve));
+    box.refused('c', 60_000);
+    expect(box.check('c')).toBeUndefined(); // back at once: escalated by Redis
+    expect(await moved).toMatchObject({ step: 1, by: 'violations' });
+    // (Not asked again during the block: with a threshold of 1 that would start it again.)
+    await clock.advance(1_000); // the block's wait is over, but the replica is not healthy
+    expect(box.check('c')).toMatchObject({ reason: 'blocked', retryAfterMs: 200 });
+    load = 0;
+    await clock.advance(200); // two healthy readings
+    expect(box.check('c')).toBeUndefined();
   });
 
   it('validates its options by name', () => {
