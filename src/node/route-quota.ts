@@ -19,15 +19,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock, RateDecision, RateStore } from '../index.js';
 import { LruMap } from '../core/internal/lru-map.js';
-import { tokenEpsilon } from '../core/token-bucket/token-bucket-math.js';
 import type { QuotaFields } from '../http/index.js';
-import { rateLimitItem } from '../http/rate-limit-fields.js';
 import { clientAddress, type TrustProxy } from './client-address.js';
 import { AllowList } from './quota-allow.js';
 import { setKnownField } from './set-known-field.js';
 import { refill, takeLocal, type ClientState } from './quota-buckets.js';
 import { LimitsSource, type Limits } from './quota-limits.js';
 import type { QuotaSpec } from './quota-options.js';
+import {
+  none,
+  verdictOf,
+  type QuotaVerdict,
+  type RateLimitHeaders,
+  type VerdictShape,
+} from './quota-verdict.js';
+
+export type { QuotaVerdict, RateLimitHeaders } from './quota-verdict.js';
 
 /** One client's place in a route's quota, for key management (see `RouteQuota.keyEntry`). */
 export interface QuotaKeyEntry {
@@ -44,17 +51,6 @@ export interface QuotaKeyEntry {
   forget(): void;
 }
 
-/** Where the RateLimit fields go: every quota response, refusals only, or none. */
-export type RateLimitHeaders = 'always' | 'refusals-only' | false;
-
-/**
- * What the quota decided, as a store's decision (for the `spillway:quota` channel) and as the
- * fields a response carries: on a refusal, the policies that refused; on an admission, the
- * fields to set when the route sends them on every response (else `policy` is undefined).
- */
-export type QuotaVerdict = RateDecision & QuotaFields;
-
-const none: readonly string[] = Object.freeze([]);
 const ignore = (): void => undefined;
 
 /** A route's quota, built from its checked options. */
@@ -63,7 +59,8 @@ export class RouteQuota {
   readonly names: readonly string[];
   /** Whether `skip` or `allow` may let a request bypass the quota. */
   readonly mayBypass: boolean;
-  readonly #headers: RateLimitHeaders;
+  /** What every verdict is formatted by: where the fields go, which policies are remote. */
+  readonly #shape: VerdictShape;
   readonly #clock: Clock;
   readonly #source: LimitsSource;
   readonly #refreshMs: number;
@@ -81,11 +78,11 @@ export class RouteQuota {
     settings: { readonly route: string; readonly clock: Clock; readonly headers: RateLimitHeaders },
   ) {
     this.names = spec.policies.map((p) => p.name);
-    this.#headers = settings.headers;
     this.#clock = settings.clock;
     this.#source = new LimitsSource(spec, settings.route);
     this.#refreshMs = spec.refreshLimitsMs;
     this.#stores = spec.policies.map((p) => p.store);
+    this.#shape = { headers: settings.headers, stores: this.#stores };
     this.#anyStore = this.#stores.some((s) => s !== undefined);
     this.#anyLocal = this.#stores.some((s) => s === undefined);
     this.#clients =
@@ -144,9 +141,9 @@ export class RouteQuota {
     const limits = state?.limits ?? this.#source.fixed!;
     if (state !== undefined && this.#anyLocal) {
       const refused = takeLocal(state, now, this.#stores);
-      if (refused !== undefined) return this.#verdict(limits, state, { refused });
+      if (refused !== undefined) return verdictOf(limits, state, { ...this.#shape, refused });
     }
-    if (!this.#anyStore) return this.#verdict(limits, state);
+    if (!this.#anyStore) return verdictOf(limits, state, this.#shape);
     return this.#askStores(key, limits, state);
   }
 
@@ -229,14 +226,19 @@ export class RouteQuota {
       }
     });
     if (mask === 0 && closed === undefined) {
-      return this.#verdict(limits, at.state, { answers: at.answers, degraded });
+      return verdictOf(limits, at.state, { ...this.#shape, answers: at.answers, degraded });
     }
     this.#giveBack(key, at.state);
     const answers = this.#giveBackStores(key, limits, at.answers);
     // The client's own quota is what it must honour; a store that is down is not its fault.
     if (mask === 0)
       return { ...closed!, degraded, policy: undefined, now: undefined, violated: none };
-    return this.#verdict(limits, at.state, { answers, refused: { mask, wait }, degraded });
+    return verdictOf(limits, at.state, {
+      ...this.#shape,
+      answers,
+      refused: { mask, wait },
+      degraded,
+    });
   }
 
   /**
@@ -278,76 +280,6 @@ export class RouteQuota {
     for (let i = 0; i < tokens.length; i++) {
       if (this.#stores[i] === undefined) tokens[i] = Math.min(limits.burst[i]!, tokens[i]! + 1);
     }
-  }
-
-  /**
-   * The verdict, with what each policy has left: memory policies from the client's buckets,
-   * store policies from their answers. `RateLimit` is formatted only when it will be sent.
-   */
-  #verdict(
-    limits: Limits,
-    state: ClientState | undefined,
-    at?: {
-      readonly answers?: readonly (RateDecision | undefined)[];
-      readonly refused?: { readonly mask: number; readonly wait: number };
-      readonly degraded?: boolean;
-    },
-  ): QuotaVerdict {
-    const refused = at?.refused;
-    const answers = at?.answers;
-    const headers = this.#headers;
-    const format = headers === 'always' || (refused !== undefined && headers !== false);
-    let now = '';
-    let remaining = Infinity;
-    let limit = limits.burst[0]!;
-    let resetMs = 0;
-    for (let i = 0; i < limits.burst.length; i++) {
-      let r: number;
-      let reset: number;
-      const d = answers === undefined ? undefined : answers[i];
-      if (d === undefined) {
-        // A store policy not asked (a memory policy refused first): nothing to say of it.
-        if (this.#stores[i] !== undefined) continue;
-        const t = state!.tokens[i]!;
-        const missing = limits.burst[i]! - t;
-        r = Math.floor(t + tokenEpsilon);
-        reset = missing <= tokenEpsilon ? 0 : Math.ceil(missing / limits.ratePerMs[i]!);
-      } else {
-        r = d.remaining;
-        reset = d.resetMs;
-      }
-      if (r < remaining) {
-        remaining = r;
-        limit = limits.burst[i]!;
-      }
-      if (reset > resetMs) resetMs = reset;
-      if (format) now += (now === '' ? '' : ', ') + rateLimitItem(limits.quoted[i]!, r, reset);
-    }
-    const policy = format ? limits.policyField : undefined;
-    const degraded = at?.degraded === true;
-    if (refused === undefined) {
-      return {
-        ok: true,
-        remaining: remaining > 0 ? remaining : 0,
-        limit,
-        resetMs,
-        degraded,
-        policy,
-        now: format ? now : undefined,
-        violated: none,
-      };
-    }
-    return {
-      ok: false,
-      remaining: 0,
-      retryAfterMs: refused.wait,
-      limit,
-      resetMs,
-      degraded,
-      policy,
-      now: format ? now : undefined,
-      violated: limits.violated(refused.mask),
-    };
   }
 }
 
