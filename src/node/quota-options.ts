@@ -137,6 +137,15 @@ export function quotaSpec(value: unknown, route: string, option: string): QuotaS
     if (!Array.isArray(shared.policies)) {
       throw new SpillwayConfigError(`${option}.policies`, 'an array of policies', shared.policies);
     }
+    // A policy's number beside `policies` would be ignored: say so instead.
+    const stray = ['ratePerSec', 'burst', 'perWindow', 'windowMs', 'name'].find((k) => k in shared);
+    if (stray !== undefined) {
+      throw new SpillwayConfigError(
+        `${option}.${stray}`,
+        'inside one of `policies`, not beside them',
+        (shared as Record<string, unknown>)[stray],
+      );
+    }
     list = shared.policies as unknown[];
     at = (i) => `${option}.policies[${i}]`;
   } else {

@@ -343,6 +343,7 @@ describe('options', () => {
     [{ ratePerSec: 1, burst: 1.5 }, /`api\.quota\.burst`.*whole number.*1\.5/],
     [{ perWindow: 10, windowMs: 0.5 }, /`api\.quota\.windowMs`/],
     [{ policies: 'x' }, /`api\.quota\.policies`/],
+    [{ policies: [{ ratePerSec: 1, burst: 1 }], burst: 5 }, /`api\.quota\.burst`.*inside one of/],
     [{ policies: [{ ratePerSec: 1, burst: 1 }], maxKeys: 0 }, /`api\.quota\.maxKeys`/],
     [{ ratePerSec: 1, burst: 1, skip: true }, /`api\.quota\.skip`/],
     [{ ratePerSec: 1, burst: 1, allow: '10.0.0.0/8' }, /`api\.quota\.allow`/],
