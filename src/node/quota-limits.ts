@@ -28,6 +28,12 @@ export class Limits {
   readonly quoted: readonly string[];
   /** `RateLimit-Policy`: every policy, in order. */
   readonly policyField: string;
+  /**
+   * `RateLimit` as last formatted for a client with these numbers, and the whole remaining (-1:
+   * left out) and seconds per policy it says: `quota-verdict.ts` builds it again only when they
+   * change. One per set of numbers, so clients of one plan share it.
+   */
+  readonly lastNow: { readonly r: number[]; readonly t: number[]; text: string };
   /** Arrays of violated names per set of refusing policies (a bit per policy): built once. */
   readonly #violated: (readonly string[] | undefined)[] = [];
 
@@ -37,6 +43,7 @@ export class Limits {
     this.burst = policies.map((p) => p.burst);
     this.quoted = policies.map((p) => policyName(p.name));
     this.policyField = policies.map((p) => formatRateLimitPolicy(p.name, p)).join(', ');
+    this.lastNow = { r: policies.map(() => -2), t: policies.map(() => -2), text: '' };
   }
 
   /** The names of the policies whose bits are set in `mask`, as one array per mask. */

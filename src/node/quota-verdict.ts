@@ -8,7 +8,6 @@
 import type { RateDecision, RateStore } from '../index.js';
 import { tokenEpsilon } from '../core/token-bucket/token-bucket-math.js';
 import type { QuotaFields } from '../http/index.js';
-import { rateLimitItem } from '../http/rate-limit-fields.js';
 import type { ClientState } from './quota-buckets.js';
 import type { Limits } from './quota-limits.js';
 
@@ -22,11 +21,35 @@ export type RateLimitHeaders = 'always' | 'refusals-only' | false;
  */
 export type QuotaVerdict = RateDecision & QuotaFields;
 
-/** What every verdict of a quota is formatted by. */
-export interface VerdictShape {
+/**
+ * What a verdict is formatted from besides the client's buckets. Build each one whole, with
+ * every field, as {@link verdictInput} does: one shape for all of them keeps `verdictOf` fast,
+ * and an object spread here cost more than the whole decision (a runtime call each time).
+ */
+export interface VerdictInput {
   readonly headers: RateLimitHeaders;
   /** Per policy, its store; undefined for a memory policy. */
   readonly stores: readonly (RateStore | undefined)[];
+  /** Per policy, a store's answer; undefined for a memory policy (or a store not asked). */
+  readonly answers: readonly (RateDecision | undefined)[] | undefined;
+  /** Which policies refused (a bit each) and the longest wait; undefined when all admitted. */
+  readonly refused: { readonly mask: number; readonly wait: number } | undefined;
+  /** Whether a store answered by its failure policy. */
+  readonly degraded: boolean;
+}
+
+/** A {@link VerdictInput}, every field set. */
+export function verdictInput(
+  base: Pick<VerdictInput, 'headers' | 'stores'>,
+  more: Partial<Pick<VerdictInput, 'answers' | 'refused' | 'degraded'>> = {},
+): VerdictInput {
+  return {
+    headers: base.headers,
+    stores: base.stores,
+    answers: more.answers,
+    refused: more.refused,
+    degraded: more.degraded === true,
+  };
 }
 
 /** No violated policies. */
@@ -39,17 +62,16 @@ export const none: readonly string[] = Object.freeze([]);
 export function verdictOf(
   limits: Limits,
   state: ClientState | undefined,
-  at: VerdictShape & {
-    readonly answers?: readonly (RateDecision | undefined)[];
-    readonly refused?: { readonly mask: number; readonly wait: number };
-    readonly degraded?: boolean;
-  },
+  at: VerdictInput,
 ): QuotaVerdict {
   const refused = at.refused;
   const answers = at.answers;
   const headers = at.headers;
   const format = headers === 'always' || (refused !== undefined && headers !== false);
-  let now = '';
+  // `RateLimit` as last formatted for these numbers: the same text again while every policy
+  // says the same (a refused client, a client pacing itself), so it is built only on a change.
+  const last = limits.lastNow;
+  let changed = false;
   let remaining = Infinity;
   let limit = limits.burst[0]!;
   let resetMs = 0;
@@ -59,7 +81,11 @@ export function verdictOf(
     const d = answers === undefined ? undefined : answers[i];
     if (d === undefined) {
       // A store policy not asked (a memory policy refused first): nothing to say of it.
-      if (at.stores[i] !== undefined) continue;
+      if (at.stores[i] !== undefined) {
+        if (last.r[i] !== -1) changed = true;
+        last.r[i] = -1;
+        continue;
+      }
       const t = state!.tokens[i]!;
       const missing = limits.burst[i]! - t;
       r = Math.floor(t + tokenEpsilon);
@@ -73,10 +99,23 @@ export function verdictOf(
       limit = limits.burst[i]!;
     }
     if (reset > resetMs) resetMs = reset;
-    if (format) now += (now === '' ? '' : ', ') + rateLimitItem(limits.quoted[i]!, r, reset);
+    if (format) {
+      const whole = r > 0 ? Math.floor(r) : 0;
+      const seconds = reset > 0 ? Math.ceil(reset / 1000) : 0;
+      if (whole !== last.r[i] || seconds !== last.t[i]) {
+        last.r[i] = whole;
+        last.t[i] = seconds;
+        changed = true;
+      }
+    }
+  }
+  let now: string | undefined;
+  if (format) {
+    if (changed || last.text === '') last.text = rateLimitText(limits);
+    now = last.text;
   }
   const policy = format ? limits.policyField : undefined;
-  const degraded = at.degraded === true;
+  const degraded = at.degraded;
   if (refused === undefined) {
     return {
       ok: true,
@@ -85,7 +124,7 @@ export function verdictOf(
       resetMs,
       degraded,
       policy,
-      now: format ? now : undefined,
+      now,
       violated: none,
     };
   }
@@ -97,7 +136,18 @@ export function verdictOf(
     resetMs,
     degraded,
     policy,
-    now: format ? now : undefined,
+    now,
     violated: limits.violated(refused.mask),
   };
+}
+
+/** `RateLimit` from the numbers last seen for `limits` (a policy marked -1 left out). */
+function rateLimitText(limits: Limits): string {
+  const { r, t } = limits.lastNow;
+  let text = '';
+  for (let i = 0; i < r.length; i++) {
+    if (r[i] === -1) continue;
+    text += (text === '' ? '' : ', ') + limits.quoted[i]! + ';r=' + r[i]! + ';t=' + t[i]!;
+  }
+  return text;
 }

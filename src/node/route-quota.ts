@@ -28,10 +28,11 @@ import { LimitsSource, type Limits } from './quota-limits.js';
 import type { QuotaSpec } from './quota-options.js';
 import {
   none,
+  verdictInput,
   verdictOf,
   type QuotaVerdict,
   type RateLimitHeaders,
-  type VerdictShape,
+  type VerdictInput,
 } from './quota-verdict.js';
 
 export type { QuotaVerdict, RateLimitHeaders } from './quota-verdict.js';
@@ -60,7 +61,7 @@ export class RouteQuota {
   /** Whether `skip` or `allow` may let a request bypass the quota. */
   readonly mayBypass: boolean;
   /** What every verdict is formatted by: where the fields go, which policies are remote. */
-  readonly #shape: VerdictShape;
+  readonly #shape: VerdictInput;
   readonly #clock: Clock;
   readonly #source: LimitsSource;
   readonly #refreshMs: number;
@@ -82,7 +83,7 @@ export class RouteQuota {
     this.#source = new LimitsSource(spec, settings.route);
     this.#refreshMs = spec.refreshLimitsMs;
     this.#stores = spec.policies.map((p) => p.store);
-    this.#shape = { headers: settings.headers, stores: this.#stores };
+    this.#shape = verdictInput({ headers: settings.headers, stores: this.#stores });
     this.#anyStore = this.#stores.some((s) => s !== undefined);
     this.#anyLocal = this.#stores.some((s) => s === undefined);
     this.#clients =
@@ -141,7 +142,8 @@ export class RouteQuota {
     const limits = state?.limits ?? this.#source.fixed!;
     if (state !== undefined && this.#anyLocal) {
       const refused = takeLocal(state, now, this.#stores);
-      if (refused !== undefined) return verdictOf(limits, state, { ...this.#shape, refused });
+      if (refused !== undefined)
+        return verdictOf(limits, state, verdictInput(this.#shape, { refused }));
     }
     if (!this.#anyStore) return verdictOf(limits, state, this.#shape);
     return this.#askStores(key, limits, state);
@@ -213,32 +215,47 @@ export class RouteQuota {
   ): QuotaVerdict {
     let mask = 0;
     let wait = 0;
-    let closed: RateDecision | undefined;
+    let closed: Extract<RateDecision, { ok: false }> | undefined;
     let degraded = false;
-    at.answers.forEach((d, i) => {
-      if (d === undefined) return;
+    for (let i = 0; i < at.answers.length; i++) {
+      const d = at.answers[i];
+      if (d === undefined) continue;
       if (d.degraded === true) degraded = true;
-      if (d.ok) return;
+      if (d.ok) continue;
       if (d.reason !== undefined) closed ??= d;
       else {
         mask |= 1 << i;
         if (d.retryAfterMs > wait) wait = d.retryAfterMs;
       }
-    });
+    }
     if (mask === 0 && closed === undefined) {
-      return verdictOf(limits, at.state, { ...this.#shape, answers: at.answers, degraded });
+      return verdictOf(
+        limits,
+        at.state,
+        verdictInput(this.#shape, { answers: at.answers, degraded }),
+      );
     }
     this.#giveBack(key, at.state);
     const answers = this.#giveBackStores(key, limits, at.answers);
     // The client's own quota is what it must honour; a store that is down is not its fault.
-    if (mask === 0)
-      return { ...closed!, degraded, policy: undefined, now: undefined, violated: none };
-    return verdictOf(limits, at.state, {
-      ...this.#shape,
-      answers,
-      refused: { mask, wait },
-      degraded,
-    });
+    if (mask === 0) {
+      // Every field named (a spread costs a runtime call): the store's answer, no fields.
+      const c = closed!;
+      return {
+        ok: false,
+        remaining: 0,
+        retryAfterMs: c.retryAfterMs,
+        limit: c.limit,
+        resetMs: c.resetMs,
+        reason: c.reason!,
+        degraded,
+        policy: undefined,
+        now: undefined,
+        violated: none,
+      };
+    }
+    const refused = { mask, wait };
+    return verdictOf(limits, at.state, verdictInput(this.#shape, { answers, refused, degraded }));
   }
 
   /**
@@ -261,13 +278,16 @@ export class RouteQuota {
       } catch {
         return d;
       }
-      if (!('then' in done)) return { ...d, remaining: done.remaining, resetMs: done.resetMs };
+      if (!('then' in done)) {
+        return { ok: true, remaining: done.remaining, limit: d.limit, resetMs: done.resetMs };
+      }
       done.then(undefined, ignore);
       // On its way: the bucket as it will be, one token's refill nearer full.
       const tokenMs = 1 / limits.ratePerMs[i]!;
       return {
-        ...d,
+        ok: true,
         remaining: Math.min(d.limit, d.remaining + 1),
+        limit: d.limit,
         resetMs: Math.max(0, Math.ceil(d.resetMs - tokenMs)),
       };
     });
