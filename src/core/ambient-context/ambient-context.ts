@@ -32,8 +32,19 @@ export interface AmbientContext {
 
 const storeKey = Symbol.for('spillway.ambientContext');
 
+/**
+ * What the guard and the client use of the store. Spelled out rather than typed as Node's
+ * `AsyncLocalStorage`, so the published declarations name nothing from `node:` and type-check
+ * for users without Node's type definitions.
+ */
+export interface AmbientStore {
+  getStore(): AmbientContext | undefined;
+  run<R, A extends unknown[]>(store: AmbientContext, fn: (...args: A) => R, ...args: A): R;
+  exit<R>(fn: () => R): R;
+}
+
 /** The one store of the process (see the module comment). @internal */
-export const ambientStore: AsyncLocalStorage<AmbientContext> = ((
+export const ambientStore: AmbientStore = ((
   globalThis as { [storeKey]?: AsyncLocalStorage<AmbientContext> }
 )[storeKey] ??= new AsyncLocalStorage<AmbientContext>());
 
