@@ -84,6 +84,25 @@ const cases = {
     const guard = admission({ limit: 1, penaltyBox: false });
     return { server: createServer(guard.handle(holdForever)), hold: true };
   },
+  // The same guards entering each request's ambient context (`ambientContext: true`, as a
+  // default guard does once the process has a dependency): what that costs on Node 20 and 22,
+  // where it turns on async hooks (BENCHMARKS.md, "Ambient context").
+  'spillway node 200 + context': () => {
+    const guard = admission({ limit: 1000, penaltyBox: false, ambientContext: true });
+    return createServer(guard.handle((_req, res) => res.end(body)));
+  },
+  'spillway node 429 + context': () => {
+    const guard = admission({
+      quota: { ratePerSec: 0.001, burst: 1 },
+      penaltyBox: false,
+      ambientContext: true,
+    });
+    return createServer(guard.handle((_req, res) => res.end(body)));
+  },
+  'spillway node 503 + context': () => {
+    const guard = admission({ limit: 1, penaltyBox: false, ambientContext: true });
+    return { server: createServer(guard.handle(holdForever)), hold: true };
+  },
   // The same guards observed: spillway/otel recording every decision into the OpenTelemetry
   // SDK (a Prometheus reader that is never scraped, so only the recording is measured).
   'spillway node 200 + otel': async () => {

@@ -22,6 +22,7 @@ import {
   type RetryBudgetOptions,
   type TokenBucket,
 } from '../index.js';
+import { declareAmbientReader } from '../core/ambient-context/ambient-context.js';
 import { headerNamesOf, type HeaderNames } from '../http/index.js';
 import {
   ownedAdaptiveThrottle,
@@ -137,6 +138,8 @@ export function settingsOf(options: DependencyOptions): Settings {
   if (typeof ambient !== 'boolean') {
     throw new SpillwayConfigError('ambientContext', 'true or false', ambient);
   }
+  // A dependency that reads the context is what makes guards enter it (see ambient-context.ts).
+  if (ambient) declareAmbientReader();
   const bGate = breaker === undefined ? undefined : breakerGate(breaker, ownBreaker);
   const tGate = throttle === undefined ? undefined : throttleGate(throttle, ownThrottle);
   return {

@@ -16,7 +16,7 @@ import type {
   Admitted as NodeAdmitted,
   RequestContext,
 } from '../node/index.js';
-import { runAdmitted } from '../node/ambient.js';
+import { runAdmitted, type AmbientMode } from '../node/ambient.js';
 import { exemptContext } from '../node/request-context.js';
 import { statusOfRefusal } from './status-of-refusal.js';
 import type { CallExchange } from './stand-in.js';
@@ -40,14 +40,14 @@ export class Admissions {
   readonly guard: Admission;
   readonly names: HeaderNames;
   readonly clock: Clock;
-  /** Whether handlers run in the admitted call's ambient context (the `ambientContext` option). */
-  readonly ambient: boolean;
+  /** When handlers run in the admitted call's ambient context (the `ambientContext` option). */
+  readonly ambient: AmbientMode;
   readonly #exempt: RequestContext;
   readonly #byMetadata = new WeakMap<Metadata, Admitted>();
 
   constructor(
     guard: Admission,
-    settings: { readonly names: HeaderNames; readonly clock: Clock; readonly ambient: boolean },
+    settings: { readonly names: HeaderNames; readonly clock: Clock; readonly ambient: AmbientMode },
   ) {
     this.guard = guard;
     this.names = settings.names;

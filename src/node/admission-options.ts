@@ -15,7 +15,7 @@ import {
   type PenaltyBoxOptions,
 } from '../index.js';
 import { headerNamesOf, type HeaderNames } from '../http/index.js';
-import { ambientOption } from './ambient.js';
+import { ambientOption, type AmbientMode } from './ambient.js';
 import type { TrustProxy } from './client-address.js';
 import { guardHooks, type GuardHookOptions, type GuardHooks } from './guard-hooks.js';
 import {
@@ -100,8 +100,10 @@ export interface AdmissionOptions extends RouteSettings, GuardHookOptions {
   /**
    * Run each admitted request's handler inside its ambient context (`currentContext()`), so
    * `spillway/client` sends the request's remaining deadline and criticality on to the next
-   * hop with no code in the handler. `false` keeps handlers out of it (each call then passes
-   * them by hand). @default true
+   * hop with no code in the handler. By default from the moment the process has a reader of it
+   * (a `dependency()`, or a call to `currentContext()`); `true` from the first request; `false`
+   * keeps handlers out of it (each call then passes them by hand).
+   * @default true once the process has a reader
    */
   readonly ambientContext?: boolean;
   /** Where time comes from. @default systemClock */
@@ -132,8 +134,8 @@ export interface GuardSettings {
   readonly maxInFlight: number;
   /** Whether the client key goes on the diagnostics channels. */
   readonly publishKey: boolean;
-  /** Whether handlers run inside the request's ambient context. */
-  readonly ambient: boolean;
+  /** When handlers run inside the request's ambient context. */
+  readonly ambient: AmbientMode;
 }
 
 /** Checks `o` and fills in the defaults; throws a `SpillwayConfigError` naming a bad option. */

@@ -202,8 +202,7 @@ class Guard implements Admission {
 
   async run(handler: AdmittedHandler, context: Admitted): Promise<void> {
     const ambient = this.#s.ambient;
-    if (traced())
-      return runTraced(ambient ? withAmbient(handler) : handler, context, this.#answerer);
+    if (traced()) return runTraced(withAmbient(ambient, handler), context, this.#answerer);
     try {
       await callHandler(ambient, handler, context);
     } catch (error) {

@@ -9,16 +9,33 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SpillwayConfigError } from '../index.js';
-import { ambientStore, type AmbientContext } from '../core/ambient-context/ambient-context.js';
+import {
+  ambientHasReader,
+  ambientStore,
+  type AmbientContext,
+} from '../core/ambient-context/ambient-context.js';
 import type { Admitted, RequestContext } from './request-context.js';
 
-/** Whether a guard made with `option` runs handlers in the ambient context. @default true */
-export function ambientOption(option: unknown): boolean {
-  if (option === undefined) return true;
+/**
+ * When a guard enters its admitted requests' ambient context: `'always'` (`ambientContext:
+ * true`), `'never'` (`false`), or — the default — `'read'`: once the process has a reader of it
+ * (a `dependency()`, or a call to `currentContext()`), so a process that never reads it does not
+ * pay for async hooks on Node 20 and 22.
+ */
+export type AmbientMode = 'always' | 'never' | 'read';
+
+/** The mode of a guard made with `option`. */
+export function ambientOption(option: unknown): AmbientMode {
+  if (option === undefined) return 'read';
   if (typeof option !== 'boolean') {
     throw new SpillwayConfigError('ambientContext', 'true or false', option);
   }
-  return option;
+  return option ? 'always' : 'never';
+}
+
+/** Whether a guard in `mode` enters the context now. */
+function enters(mode: AmbientMode): boolean {
+  return mode === 'always' || (mode === 'read' && ambientHasReader());
 }
 
 /** The ambient context of an admitted request. */
@@ -33,25 +50,25 @@ export function ambientOf(context: RequestContext): AmbientContext {
 }
 
 /**
- * Runs `fn` for the admitted request `context`: inside its ambient context when `on`, as it is
- * otherwise.
+ * Runs `fn` for the admitted request `context`: inside its ambient context when `mode` says so
+ * now, as it is otherwise.
  */
-export function runAdmitted<R>(on: boolean, context: RequestContext, fn: () => R): R {
-  return on ? ambientStore.run(ambientOf(context), fn) : fn();
+export function runAdmitted<R>(mode: AmbientMode, context: RequestContext, fn: () => R): R {
+  return enters(mode) ? ambientStore.run(ambientOf(context), fn) : fn();
 }
 
 /** A guarded node:http handler (the guard's `AdmittedHandler`, restated to keep this a leaf). */
 type Handler = (req: IncomingMessage, res: ServerResponse, context: Admitted) => unknown;
 
-/** Calls the node guard's `handler` for `context`, inside its ambient context when `on`. */
-export function callHandler(on: boolean, handler: Handler, context: Admitted): unknown {
+/** Calls the node guard's `handler` for `context`, inside its ambient context when `mode` says so now. */
+export function callHandler(mode: AmbientMode, handler: Handler, context: Admitted): unknown {
   const { req, res } = context;
-  return on
+  return enters(mode)
     ? ambientStore.run(ambientOf(context), handler, req, res, context)
     : handler(req, res, context);
 }
 
-/** `handler`, run inside each request's ambient context (for the traced path). */
-export function withAmbient(handler: Handler): Handler {
-  return (req, res, context) => ambientStore.run(ambientOf(context), handler, req, res, context);
+/** `handler`, called as {@link callHandler} calls it (for the traced path). */
+export function withAmbient(mode: AmbientMode, handler: Handler): Handler {
+  return (req, res, context) => callHandler(mode, handler, context);
 }

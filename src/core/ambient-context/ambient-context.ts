@@ -31,6 +31,7 @@ export interface AmbientContext {
 }
 
 const storeKey = Symbol.for('spillway.ambientContext');
+const readersKey = Symbol.for('spillway.ambientContext.readers');
 
 /**
  * What the guard and the client use of the store. Spelled out rather than typed as Node's
@@ -49,14 +50,41 @@ export const ambientStore: AmbientStore = ((
 )[storeKey] ??= new AsyncLocalStorage<AmbientContext>());
 
 /**
+ * Whether anything in the process reads the context: guards left at their default enter it only
+ * then, because on Node 20 and 22 entering one turns on async hooks, which every promise the
+ * process makes afterwards pays for (BENCHMARKS.md, "Ambient context"). Shared like the store.
+ */
+const readers: { present: boolean } = ((globalThis as { [readersKey]?: { present: boolean } })[
+  readersKey
+] ??= { present: false });
+
+/** Whether the process has a reader of the ambient context. @internal */
+export function ambientHasReader(): boolean {
+  return readers.present;
+}
+
+/**
+ * Records that the process reads the ambient context: `dependency()` calls it (unless its
+ * `ambientContext` is `false`), and {@link currentContext} on its first call. @internal
+ */
+export function declareAmbientReader(): void {
+  readers.present = true;
+}
+
+/**
  * The context of the request the running code was started for, or `undefined` outside any
  * (and inside a guard or a dependency whose `ambientContext` is `false`).
+ *
+ * Guards left at their default start entering contexts once the process has a reader: a
+ * `dependency()`, or a first call to this function. A request already admitted before then runs
+ * outside any; give the guard `ambientContext: true` to enter from its first request.
  *
  * @example
  * const ctx = currentContext();
  * const metadata = { deadlineMs: ctx ? ctx.expiresAt - (ctx.clock ?? systemClock).now() : undefined };
  */
 export function currentContext(): AmbientContext | undefined {
+  readers.present = true;
   return ambientStore.getStore();
 }
 
