@@ -20,8 +20,8 @@ import {
 } from './consumer-options.js';
 import { LazySignal } from './lazy-signal.js';
 import { messageDeadline } from './message-deadline.js';
+import { messageRefusalOf } from '../core/retry/settle-message.js';
 import {
-  refusalOf,
   settle,
   type DeadLetterReason,
   type HandlerOutcome,
@@ -324,7 +324,7 @@ function permitOutcome(settlement: Settlement, error: unknown): PermitOutcome {
     return settlement.reason === 'failed' ? 'ignored' : 'dropped';
   }
   // A requeue: refused downstream is a congestion signal, a plain failure measured nothing.
-  return refusalOf(error) === undefined ? 'ignored' : 'dropped';
+  return messageRefusalOf(error) === undefined ? 'ignored' : 'dropped';
 }
 
 /**

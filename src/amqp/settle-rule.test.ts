@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DependencyOverloadedError } from '../core/errors/overloaded-error.js';
 import { RateLimitedError } from '../core/errors/rate-limited-error.js';
-import { DeadlineExceededError, QueueFullError } from '../core/errors/rejected-error.js';
-import { refusalOf, settle } from './settle-rule.js';
+import { DeadlineExceededError } from '../core/errors/rejected-error.js';
+import { settle } from './settle-rule.js';
 
 const facts = { redelivered: false, remainingMs: 10_000, defaultRetryAfterMs: 1_000 };
 const failed = (error: unknown) => ({ ok: false, error, expired: false }) as const;
@@ -53,25 +53,6 @@ describe('settle', () => {
     expect(settle(failed(new Error('x')), { ...facts, remainingMs: 0 })).toEqual({
       action: 'dead-letter',
       reason: 'expired',
-    });
-  });
-});
-
-describe('refusalOf', () => {
-  it('reads Spillway refusals, including from another installed copy, and nothing else', () => {
-    expect(refusalOf(new QueueFullError({ retryAfterMs: 40 }))).toEqual({
-      signal: 'later',
-      retryAfterMs: 40,
-    });
-    expect(refusalOf(new QueueFullError())).toBeUndefined();
-    const foreign = Object.assign(new Error('other copy'), { signal: 'never' });
-    Object.defineProperty(foreign, Symbol.for('spillway.error'), { value: true });
-    expect(refusalOf(foreign)).toEqual({ signal: 'never', retryAfterMs: undefined });
-    expect(refusalOf(Object.assign(new Error('x'), { retryAfterMs: 5 }))).toBeUndefined();
-    // An HTTP client's 503 is a refusal too (core's classifyError).
-    expect(refusalOf(Object.assign(new Error('x'), { status: 503, retryAfterMs: 70 }))).toEqual({
-      signal: 'later',
-      retryAfterMs: 70,
     });
   });
 });

@@ -1,17 +1,15 @@
 /**
- * What a consumer does with a message once its handler has settled: the one documented rule,
- * kept pure so it is tested without a broker. RabbitMQ has no delayed `nack`, so a message
- * refused downstream is *held* (unacknowledged, its permit kept) for `retryAfterMs` and then
- * requeued; holding it is the slow-down, because prefetch equals permits.
+ * What a consumer does with a message once its handler has settled: core's one rule for
+ * brokers (`settleMessage`), spelt the RabbitMQ way. RabbitMQ has no delayed `nack`, so a
+ * message refused downstream is *held* (unacknowledged, its permit kept) for `retryAfterMs` and
+ * then requeued; holding it is the slow-down, because prefetch equals permits.
  *
  * @module
  */
-import type { RetrySignal } from '../core/errors/overloaded-error.js';
-import { classifyError } from '../core/retry/classify.js';
-import { isSpillwayError } from '../core/errors/spillway-error.js';
+import { settleMessage, type GiveUpReason, type MessageEnd } from '../core/retry/settle-message.js';
 
 /** Why a message was dead-lettered (`nack` without requeue). */
-export type DeadLetterReason = 'expired' | 'failed' | 'refused';
+export type DeadLetterReason = GiveUpReason;
 
 /** What to do with a settled message. */
 export type Settlement =
@@ -20,31 +18,8 @@ export type Settlement =
   | { readonly action: 'requeue'; readonly afterMs: number }
   | { readonly action: 'dead-letter'; readonly reason: DeadLetterReason };
 
-/** How the handler ended. */
-export type HandlerOutcome =
-  | { readonly ok: true }
-  | { readonly ok: false; readonly error: unknown; readonly expired: boolean };
-
-/** A refusal from downstream, read off a Spillway error: what to do and when. */
-export interface Refusal {
-  readonly signal: RetrySignal;
-  readonly retryAfterMs: number | undefined;
-}
-
-/**
- * The refusal an error stands for: what core's `classifyError` reads off it (a `signal` of
- * `later`, `elsewhere` or `never`, an HTTP 429 or 503, a network error before sending), or a
- * local limit's refusal carrying a `retryAfterMs` (`later`). Anything else is a plain failure
- * (undefined). Works across two installed copies of Spillway.
- */
-export function refusalOf(error: unknown): Refusal | undefined {
-  const c = classifyError(error);
-  if (c !== undefined) return { signal: c.signal, retryAfterMs: c.retryAfterMs };
-  const ms = (error as { retryAfterMs?: unknown } | null)?.retryAfterMs;
-  return isSpillwayError(error) && typeof ms === 'number' && ms >= 0 && ms < Infinity
-    ? { signal: 'later', retryAfterMs: ms }
-    : undefined;
-}
+/** How the handler ended (`expired`: past the message's deadline, its signal aborted). */
+export type HandlerOutcome = MessageEnd;
 
 /** The facts the rule reads besides the outcome. */
 export interface SettleFacts {
@@ -57,28 +32,21 @@ export interface SettleFacts {
 }
 
 /**
- * The rule. Success: ack. Past its deadline (the signal aborted): dead-letter `expired`.
- * Refused downstream with `later`: requeue after `retryAfterMs`, unless the deadline comes
- * first (dead-letter `expired`: the work would be dead by then). `elsewhere`: requeue now the
- * first time, then as `later`. `never`: dead-letter `refused`. Any other failure: requeue once; a redelivered message that
- * fails again is dead-lettered `failed` (so a poison message cannot loop).
+ * The rule (`settleMessage`) with RabbitMQ's facts: the deadline is the message's life (a
+ * handler past it is dead-lettered `expired`); a plain failure is requeued at once, and
+ * dead-lettered `failed` when it was already redelivered; `elsewhere` is requeued now the first
+ * time, then held as `later` (no hot loop).
  */
 export function settle(outcome: HandlerOutcome, facts: SettleFacts): Settlement {
-  if (outcome.ok) return { action: 'ack' };
-  if (outcome.expired || facts.remainingMs <= 0)
-    return { action: 'dead-letter', reason: 'expired' };
-  const refusal = refusalOf(outcome.error);
-  if (refusal !== undefined) {
-    if (refusal.signal === 'never') return { action: 'dead-letter', reason: 'refused' };
-    // Another consumer may fare better, once; after that, wait as for `later` (no hot loop).
-    if (refusal.signal === 'elsewhere' && !facts.redelivered)
-      return { action: 'requeue', afterMs: 0 };
-    const afterMs = refusal.retryAfterMs ?? facts.defaultRetryAfterMs;
-    return afterMs >= facts.remainingMs
-      ? { action: 'dead-letter', reason: 'expired' }
-      : { action: 'requeue', afterMs };
-  }
-  return facts.redelivered
-    ? { action: 'dead-letter', reason: 'failed' }
-    : { action: 'requeue', afterMs: 0 };
+  const s = settleMessage(outcome, {
+    lifeLeftMs: !outcome.ok && outcome.expired ? 0 : facts.remainingMs,
+    lastDelivery: facts.redelivered,
+    failureRetryMs: 0,
+    refusalRetryMs: facts.defaultRetryAfterMs,
+    elsewhereNow: !facts.redelivered,
+  });
+  if (s.action === 'ack') return s;
+  return s.action === 'retry'
+    ? { action: 'requeue', afterMs: s.afterMs }
+    : { action: 'dead-letter', reason: s.reason };
 }
