@@ -15,7 +15,7 @@
  *   same status, fields and problem+json body as node:http's. A dependency's overload thrown
  *   downstream (`c.error`, after Hono's `onError`) is answered the same way.
  * - The slot is held until the middleware after the guard has settled and the response has
- *   ended on the socket, or the client has gone (`settle-after-response.ts`).
+ *   ended on the socket, or the client has gone (`src/node/settle-after-response.ts`).
  * - A failure inside admission itself (a `key` function that throws) is answered 500 by the
  *   guard on the raw response, exactly as node:http and Express answer it, and Hono is told that
  *   the response was sent.
@@ -38,7 +38,7 @@ import {
 import { ambientOption, runAdmitted } from '../node/ambient.js';
 import { answerFailure, type Answerer } from '../node/answer-failure.js';
 import { exemptContext } from '../node/request-context.js';
-import { settleAfterResponse } from './settle-after-response.js';
+import { settleAfterResponse } from '../node/settle-after-response.js';
 
 /** What `@hono/node-server` passes as `c.env` (its `HttpBindings`). */
 export interface NodeBindings {

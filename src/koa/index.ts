@@ -8,7 +8,7 @@
  *   line, quota and deadline.
  * - Koa's middleware awaits what follows it, so the guard sees the work end: the slot is held
  *   until the middleware after it has settled and the response has ended, or the client has
- *   gone (`settle-after-response.ts`).
+ *   gone (`src/node/settle-after-response.ts`).
  * - `ctx.state.spillway` is the request's context: the signal to pass down (it aborts on
  *   disconnect and at the deadline), the criticality, `remainingMs()`.
  * - A refusal is written by the same step as node:http's (`writeRefusal`, on `ctx.res`), and
@@ -35,7 +35,7 @@ import {
 import { ambientOption, runAdmitted } from '../node/ambient.js';
 import { answerFailure, type Answerer } from '../node/answer-failure.js';
 import { exemptContext } from '../node/request-context.js';
-import { settleAfterResponse } from './settle-after-response.js';
+import { settleAfterResponse } from '../node/settle-after-response.js';
 
 /** What the guard puts on `ctx.state`. */
 export interface SpillwayState {
