@@ -6,8 +6,9 @@
  * work settles → a dependency's overload mapped to the right signal for this caller.
  *
  * The rooms: the options (`admission-options.ts`), the checks (`checks.ts`, with the wait in
- * line in `wait-in-line.ts`), the admitted request (`request-context.ts`), and the one answer to
- * a failure (`answer-failure.ts`). This file is the guard as users hold it.
+ * line in `wait-in-line.ts` and the process-wide checks in `process-checks.ts`), the admitted
+ * request (`request-context.ts`), and the one answer to a failure (`answer-failure.ts`). This
+ * file is the guard as users hold it.
  *
  * @module
  */

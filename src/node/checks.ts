@@ -3,7 +3,8 @@
  * route → penalty box → spent deadline → per-client quota (429) → criticality shedding →
  * per-route concurrency with a time-bounded line (503). Each check passes the request on or
  * refuses it with one `Refusal` value; what a core limit refuses with is worded by
- * `refusalOfRejection`, and the refusal step builds the response once and publishes it.
+ * `refusalOfRejection`, and the refusal step builds the response once and publishes it. The
+ * checks that see the whole process (event loop, memory, `maxInFlight`) are `process-checks.ts`.
  *
  * @module
  */
@@ -35,6 +36,7 @@ import {
   type RefusalOutcome,
 } from './decision-messages.js';
 import { publishRefusal, refusalChannel, type RefusalSubject } from './refusal-channel.js';
+import { ProcessChecks, processOverloaded } from './process-checks.js';
 import { Admitted, clientGone, type ContextInit } from './request-context.js';
 import { requestFields } from './request-fields.js';
 import type { Route, RouteTable } from './route.js';
@@ -71,14 +73,10 @@ export class Checks implements Landing<AdmitResult> {
   readonly #exempt: ReadonlySet<string>;
   readonly #box: GuardSettings['box'];
   readonly #names: GuardSettings['headerNames'];
-  readonly #loop: GuardSettings['eventLoop'];
-  readonly #memory: GuardSettings['memory'];
-  readonly #maxInFlight: number;
   readonly #signal: GuardSettings['capacitySignal'];
-  #inflight = 0;
+  readonly #process: ProcessChecks;
   readonly #onFinish = (context: Admitted, outcome: PermitOutcome): void => {
-    this.#inflight--;
-    this.#loop?.onComplete(this.#s.clock.now() - context.startedAt);
+    this.#process.finished(context.startedAt);
     if (releaseChannel.hasSubscribers) publishRelease(context, outcome, this.#s.clock.now());
   };
 
@@ -94,15 +92,13 @@ export class Checks implements Landing<AdmitResult> {
     this.#exempt = settings.exempt;
     this.#box = settings.box;
     this.#names = settings.headerNames;
-    this.#loop = settings.eventLoop;
-    this.#memory = settings.memory;
-    this.#maxInFlight = settings.maxInFlight;
     this.#signal = settings.capacitySignal;
+    this.#process = new ProcessChecks(settings);
   }
 
   /** Admitted requests not yet finished, across routes. */
   get inflight(): number {
-    return this.#inflight;
+    return this.#process.inflight;
   }
 
   /** Decides for one request; throws (or rejects) only what user code threw. */
@@ -186,17 +182,11 @@ export class Checks implements Landing<AdmitResult> {
     // After an asynchronous step its `close` has come and gone: no slot, no line for it.
     if (p.arrivedAt !== undefined && clientGone(p.res)) return this.#abandoned(p);
     const criticality = criticalities[rank]!;
-    const loop = this.#loop;
-    if (loop !== undefined && loop.shouldShed(criticality, this.#inflight)) {
-      return this.#refuse(processOverloaded, p);
-    }
-    const memory = this.#memory;
-    if (memory !== undefined && memory.shouldShed(criticality, this.#inflight)) {
-      return this.#refuse(processOverloaded, p);
-    }
+    const proc = this.#process;
+    if (proc.sheds(criticality)) return this.#refuse(processOverloaded, p);
     const limiter = route.limiter;
     if (limiter === undefined) {
-      if (this.#inflight >= this.#maxInFlight) return this.#refuse(processOverloaded, p);
+      if (proc.full) return this.#refuse(processOverloaded, p);
       return this.#admitted(new Admitted(this.#init(p)).start(undefined), p.quota);
     }
     const tenants = route.tenants;
@@ -206,7 +196,7 @@ export class Checks implements Landing<AdmitResult> {
     const now = limiter.tryAcquire();
     if (now.ok) {
       // The process-wide cap, after the route's own: its permit goes back if the process is full.
-      if (this.#inflight >= this.#maxInFlight) {
+      if (proc.full) {
         now.permit.release('ignored');
         return this.#refuse(processOverloaded, p);
       }
@@ -230,7 +220,7 @@ export class Checks implements Landing<AdmitResult> {
 
   /** Where a wait in line lands with a slot (see `waitInLine`). */
   admit(init: ContextInit, permit: Permit, controller: AbortController): AdmitResult {
-    if (this.#inflight >= this.#maxInFlight) {
+    if (this.#process.full) {
       permit.release('ignored');
       return this.#refuse(processOverloaded, init);
     }
@@ -298,7 +288,7 @@ export class Checks implements Landing<AdmitResult> {
    */
   #admitted(context: Admitted, quota: QuotaVerdict | undefined, queued = false): AdmitResult {
     if (quota !== undefined) setRateLimitFields(context.res, quota);
-    this.#inflight++;
+    this.#process.started();
     if (admissionChannel.hasSubscribers) {
       publishAdmitted(context, queued ? context.grantedAt - context.startedAt : undefined);
     }
@@ -383,5 +373,3 @@ const overShare: Refusal = Object.freeze({
   retryAfterMs: 1_000,
   detail: "This client holds its share of the route's slots; others are served first.",
 });
-/** The process itself is full: its event loop, its memory, or its requests in flight. */
-const processOverloaded: Refusal = Object.freeze({ reason: 'overloaded', retryAfterMs: 1_000 });
