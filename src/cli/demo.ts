@@ -23,7 +23,8 @@ import {
 import { decisionPanels } from './demo/decision-panels.js';
 import { runOne } from './demo/run-scenario.js';
 import { runScaleOut } from './demo/scale-out.js';
-import { scenarios } from './demo/scenarios.js';
+import { scenarios, slotsSetup } from './demo/scenarios.js';
+import { holderShareSlots } from './demo/slots.js';
 import { canPin, pinSelf, startServer, type ServerProcess } from './demo/server-process.js';
 import { checkTargets, formatSummary, toJson } from './demo/summary.js';
 import { loadPg } from './serve/postgres-database.js';
@@ -77,6 +78,11 @@ Options:
                         postgres: the reference load against a real PostgreSQL (--pg),
                         10 connections × pg_sleep(0.03), where the bounded server
                         cancels a query in the database when its caller gives up;
+                        slots: one tenant within its rate quota whose every request
+                        is a 600 ms query (40 req/s: it would hold 24 slots) next to
+                        100 clients at 1 req/s each, against the bulkhead, bounded
+                        without shares, and shares: bounded with tenantShare 0.3, so
+                        it holds at most 3 of the 10 slots (about 15 s, --quick);
                         and broker, on its own: a producer offering 3× what its
                         consumer can process (10 slots × 30 ms = 333 messages/s)
                         for 20 s (a minute in all) through a real broker: fire-and-forget,
@@ -152,6 +158,7 @@ export const demo: Command = {
       '10x',
       'slowdown',
       'postgres',
+      'slots',
       'broker',
     ]);
     const brokerFlag = (['broker', 'broker-url', 'broker-seconds'] as const).find(
@@ -220,6 +227,7 @@ export const demo: Command = {
         if (skipped.includes(name)) continue;
         const args = [
           ...serverArgs(name, framework),
+          ...(scenario.serveArgs ?? []),
           ...(scenario.database === 'postgres' && pgUrl !== undefined ? ['--pg', pgUrl] : []),
         ];
         let server: ServerProcess;
@@ -271,13 +279,18 @@ export const demo: Command = {
           ...r.result,
           // The greedy scenario's goodput is set by the quota, the slowdown's by the database.
           goodputChart: ['reference', '10x', 'postgres'].includes(r.scenario.id),
-          // The greedy scenario is about the polite clients; the total would hide them.
-          ...(r.scenario.id === 'greedy' ? { leadGroup: 'polite' } : {}),
+          // The greedy and slots scenarios are about the polite clients; the total would hide them.
+          ...(r.scenario.id === 'greedy' || r.scenario.id === 'slots'
+            ? { leadGroup: 'polite' }
+            : {}),
           // The bounded server's own account of the run, from its guard's channels.
           panels: r.decisions === undefined ? [] : decisionPanels(r.decisions, r.result),
           notes: {
             'server peak RSS': `${mb(r.peakRssBytes)} (idle ${mb(r.idleRssBytes)})`,
             'next request': nextRequestText(r.next),
+            ...(r.holderPeakSlots === undefined
+              ? {}
+              : { 'holder slots (peak)': String(r.holderPeakSlots) }),
           },
         })),
         notes: [
@@ -287,6 +300,11 @@ export const demo: Command = {
           ...(records.some((r) => r.scenario.database === 'postgres')
             ? [
                 "postgres: the same servers with each query a pg_sleep(0.03) on a real PostgreSQL, through a pool of 10 (node-postgres). The naive server's pool line is unbounded and its queries run to their end; the bounded server cancels a query in the database when its caller's deadline passes or the caller leaves (docs/postgres.md).",
+              ]
+            : []),
+          ...(records.some((r) => r.scenario.id === 'slots')
+            ? [
+                `slots: the holder sends ${slotsSetup.holderRatePerSec} req/s, within its 150/s quota, and each of its requests is a ${slotsSetup.slowMs} ms query: it would hold ${(slotsSetup.holderRatePerSec * slotsSetup.slowMs) / 1_000} slots. The bulkhead and bounded let it take all 10; shares is bounded with tenantShare { maxShare: ${slotsSetup.maxShare} }, so it holds at most ${holderShareSlots} (refused with 503 over its share). "holder slots (peak)" is the server's own count of the holder's queries running at once.`,
               ]
             : []),
           ...targets.map(targetLine),

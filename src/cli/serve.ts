@@ -42,6 +42,13 @@ Options:
   --client-burst <n>                  bounded: bucket size per client (default: 15)
   --limit <n|adaptive>                bounded: requests in flight, or 'adaptive' to learn it
                                       with a gradientLimit (default: the connections)
+  --tenant-share <fraction>           bounded: no client key holds more than this fraction
+                                      of the slots (tenantShare.maxShare, in (0, 1]; at
+                                      least one slot); over it, 503 (default: no shares)
+  --slow-ms <ms>                      a slow path: /slow runs one query of this long
+                                      instead of --service-ms (a report, an export), 1 to
+                                      60000; /stats then reports, per client, the most slow
+                                      queries it had running at once (default: none)
   --pg <url>                          a real PostgreSQL instead of the simulated database
                                       (postgres://postgres@127.0.0.1:5432/test): a pool
                                       of --connections, each query pg_sleep(service-ms);
@@ -76,6 +83,7 @@ Endpoints: every path runs one query and answers {"ok":true}; /healthz answers o
 /stats answers the process's RSS and peak RSS, the pool's state and the guard's;
 /metrics (with --metrics) answers the guard's metrics in Prometheus's text format;
 /decisions (with --decisions) answers {windowMs, maxWindows, dropped, windows: [...]};
+with --slow-ms, paths starting /slow run the slow query instead of the usual one;
 /admin/service-ms?ms=300 changes the database's service time from now on (naive, bulkhead
 and bounded on node). The admin route is how the demo slows the database mid-run; it has no
 authentication, so whoever can reach it can slow the server for everyone. That is why a

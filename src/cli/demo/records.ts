@@ -5,12 +5,13 @@
  */
 import { formatMs, type GroupStats, type LoadResult } from '../../load/index.js';
 import type { DecisionWindow } from '../serve/decision-trace.js';
-import type { Scenario } from './scenarios.js';
+import { slotsSetup, type Scenario } from './scenarios.js';
 
 /** Capacity of the reference setup: 10 connections / 30 ms. */
 export const capacityPerSec = 10 / 0.03;
 
-export type ServerName = 'naive' | 'bulkhead' | 'bounded' | 'fixed-10' | 'fixed-50' | 'adaptive';
+export type ServerName =
+  'naive' | 'bulkhead' | 'bounded' | 'shares' | 'fixed-10' | 'fixed-50' | 'adaptive';
 
 /**
  * The `spillway serve` arguments of each server the demo runs. Spillway's node servers trace
@@ -26,6 +27,8 @@ export function serverArgs(name: ServerName, framework: string): string[] {
       return ['bounded', '--limit', '50', '--decisions'];
     case 'adaptive':
       return ['bounded', '--limit', 'adaptive', '--decisions'];
+    case 'shares':
+      return [...serverArgs('bounded', framework), '--tenant-share', String(slotsSetup.maxShare)];
     default:
       return [
         name,
@@ -52,6 +55,11 @@ export interface RunRecord {
   readonly next: NextRequest | undefined;
   /** The route's limit every 500 ms (slowdown scenario only). */
   readonly limitTrace?: readonly number[];
+  /**
+   * The most slots the slots scenario's holder had at once, by the server's count of its slow
+   * queries running at once (servers started with `--slow-ms`).
+   */
+  readonly holderPeakSlots?: number;
   /** The server's decision windows over the run (servers started with `--decisions`). */
   readonly decisions?: readonly DecisionWindow[];
   readonly unloadedMs: number;

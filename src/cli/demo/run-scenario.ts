@@ -18,7 +18,7 @@ import {
   type RunRecord,
   type ServerName,
 } from './records.js';
-import { callerDeadlineMs, type Scenario } from './scenarios.js';
+import { callerDeadlineMs, slotsSetup, type Scenario } from './scenarios.js';
 import type { ServerProcess } from './server-process.js';
 
 export async function runOne(
@@ -123,11 +123,13 @@ export async function runOne(
     probed?.outcome === 'timeout' && after.db !== undefined
       ? { ...probed, queuedMs: ((after.db.busy + after.db.waiting) / capacityPerSec) * 1_000 }
       : probed;
+  const holderPeakSlots = after.slow?.peakByClient[slotsSetup.holder];
   const ok = sum(result.groups, (g) => g.ok);
   const sent = sum(result.groups, (g) => g.sent);
   log(
     `  ${server.padEnd(8)} G ${goodputFraction(result).toFixed(2)}  ok ${ok}/${sent}  ` +
       `ok p99 ${formatMs(result.totals.latencyMs.ok?.p99)}  next request ${nextRequestText(next)}` +
+      (holderPeakSlots === undefined ? '' : `  holder slots (peak) ${holderPeakSlots}`) +
       (result.validity.valid ? '' : `  [not valid: ${result.validity.reasons.join('; ')}]`),
   );
   return {
@@ -137,6 +139,7 @@ export async function runOne(
     next,
     ...(slow === undefined ? {} : { limitTrace }),
     ...(decisions === undefined ? {} : { decisions }),
+    ...(holderPeakSlots === undefined ? {} : { holderPeakSlots }),
     unloadedMs,
     idleRssBytes: idle.rssBytes,
     peakRssBytes: after.maxRssBytes,

@@ -8,7 +8,7 @@ import type { LoadGroup } from '../../load/index.js';
 
 /** One scenario: what to offer and whether to time a request sent after the rush. */
 export interface Scenario {
-  readonly id: 'reference' | 'greedy' | '10x' | 'slowdown' | 'postgres';
+  readonly id: 'reference' | 'greedy' | '10x' | 'slowdown' | 'postgres' | 'slots';
   readonly title: string;
   readonly groups: readonly LoadGroup[];
   readonly durationMs: number;
@@ -22,6 +22,8 @@ export interface Scenario {
   };
   /** Servers of its own, instead of the demo's naive / bulkhead / bounded. */
   readonly servers?: readonly string[];
+  /** More `spillway serve` arguments for each of its servers (`--slow-ms`, say). */
+  readonly serveArgs?: readonly string[];
   /** Servers left out of this scenario. */
   readonly without?: readonly string[];
   /**
@@ -39,6 +41,21 @@ export interface Scenario {
 /** Scenarios run unless `--scenarios` says otherwise. */
 export const defaultScenarios = ['reference', 'greedy', '10x'] as const;
 
+/**
+ * The slots scenario: a tenant within its rate quota whose every request is a slow query, and
+ * the share of the route's slots the bounded server gives one client when shares are on.
+ */
+export const slotsSetup = {
+  /** The client id (`x-client-id`) of the tenant holding slots. */
+  holder: 'holder',
+  /** Its rate: well within the bounded server's quota of 150/s. */
+  holderRatePerSec: 40,
+  /** How long each of its queries holds a connection, and with it a slot. */
+  slowMs: 600,
+  /** `tenantShare.maxShare` of the `shares` server: 3 of its 10 slots. */
+  maxShare: 0.3,
+} as const;
+
 /** Callers give up after this long, in every scenario. */
 export const callerDeadlineMs = 1_000;
 
@@ -53,6 +70,7 @@ export function scenarios(options: { readonly quick: boolean }): Scenario[] {
   const greedyMs = options.quick ? 2_000 : 5_000;
   const without = options.quick ? { without: ['naive'] } : {};
   const slowMs = options.quick ? 3_000 : 5_000;
+  const slotsMs = options.quick ? 2_000 : 5_000;
   const clients = (name: string, ratePerSec: number, ms = durationMs): LoadGroup => ({
     name,
     ratePerSec,
@@ -119,6 +137,27 @@ export function scenarios(options: { readonly quick: boolean }): Scenario[] {
       durationMs,
       nextRequest: true,
       database: 'postgres',
+    },
+    {
+      id: 'slots',
+      title: `one tenant at ${slotsSetup.holderRatePerSec} req/s (within its quota), each request a ${slotsSetup.slowMs} ms query, next to 100 clients at 1 req/s each`,
+      groups: [
+        {
+          name: slotsSetup.holder,
+          ratePerSec: slotsSetup.holderRatePerSec,
+          path: '/slow',
+          headers: { 'x-client-id': slotsSetup.holder },
+          deadlineMs: callerDeadlineMs,
+          durationMs: slotsMs,
+        },
+        clients('polite', 100, slotsMs),
+      ],
+      durationMs: slotsMs,
+      nextRequest: false,
+      // It would hold 24 slots if it could: the bare bulkhead and Spillway without shares let it
+      // take all 10; with shares on, it holds its 3.
+      servers: ['bulkhead', 'bounded', 'shares'],
+      serveArgs: ['--slow-ms', String(slotsSetup.slowMs)],
     },
   ];
 }

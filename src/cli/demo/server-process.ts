@@ -18,6 +18,8 @@ export interface ServerStats {
   readonly maxRssBytes: number;
   /** The simulated database: connections in use and queries waiting for one. */
   readonly db?: { readonly busy: number; readonly waiting: number };
+  /** The slow path (`--slow-ms`): per client, the most slow queries it had running at once. */
+  readonly slow?: { readonly peakByClient: Readonly<Record<string, number>> };
 }
 
 /** A running reference server. */

@@ -18,6 +18,7 @@ import {
   type ServerName,
   type Target,
 } from './records.js';
+import { addHolderColumn, slotsTarget } from './slots.js';
 
 export function formatSummary(records: readonly RunRecord[], targets: readonly Target[]): string {
   const out: string[] = [];
@@ -68,6 +69,7 @@ export function formatSummary(records: readonly RunRecord[], targets: readonly T
         rows[i + 1]!.push(slowPhaseOkPerSec(r).toFixed(0), traceRange(r.limitTrace));
       }
     }
+    if (runs.some((r) => r.holderPeakSlots !== undefined)) addHolderColumn(rows, runs);
     out.push(alignColumns(rows));
   }
   out.push(...invalidNote(records));
@@ -160,6 +162,8 @@ export function checkTargets(records: readonly RunRecord[]): Target[] {
       });
     }
   }
+  const slots = slotsTarget(records);
+  if (slots !== undefined) targets.push(slots);
   const tenX = find('10x', 'bounded');
   if (tenX !== undefined) {
     const peer = find('10x', 'bulkhead');
@@ -289,6 +293,7 @@ export function toJson(
       ...(r.limitTrace === undefined
         ? {}
         : { limitTrace: r.limitTrace, okPerSecWhileSlow: slowPhaseOkPerSec(r) }),
+      ...(r.holderPeakSlots === undefined ? {} : { holderPeakSlots: r.holderPeakSlots }),
       groups: r.result.groups.map((g) => ({
         name: g.name,
         sent: g.sent,

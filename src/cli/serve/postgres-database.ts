@@ -84,8 +84,8 @@ export async function postgresDatabase(
     setServiceMs(ms) {
       if (Number.isFinite(ms) && ms >= 1) serviceMs = ms;
     },
-    async query(signal) {
-      const sleep = { text: 'select pg_sleep($1)', values: [serviceMs / 1_000] };
+    async query(signal, ms) {
+      const sleep = { text: 'select pg_sleep($1)', values: [(ms ?? serviceMs) / 1_000] };
       try {
         await queryWithSignal(pool, sleep, { signal });
         served++;

@@ -55,6 +55,17 @@ export interface ReferenceOptions {
    * bounded server's signal aborts. Needs the pg package.
    */
   readonly postgresUrl?: string;
+  /**
+   * A slow path: a request to `/slow` runs one query of this many ms instead of `serviceMs` (a
+   * report, an export), so a client within its rate quota can hold slots long. The server
+   * reports on /stats the most slow queries each client had running at once. @default none
+   */
+  readonly slowMs?: number;
+  /**
+   * The bounded server's `tenantShare.maxShare`: the largest fraction of the route's slots one
+   * client key may hold. @default none (no shares)
+   */
+  readonly tenantShare?: number;
 }
 
 /** The reference `bounded` setup of the contract (DESIGN §1, issue: HTTP). */
@@ -85,6 +96,7 @@ export function boundedOptions(o: ReferenceOptions, store?: RateStore): Admissio
       return typeof id === 'string' ? id : undefined;
     },
     deadlineMs: 1_000,
+    ...(o.tenantShare === undefined ? {} : { tenantShare: { maxShare: o.tenantShare } }),
     exempt: [
       '/healthz',
       '/stats',

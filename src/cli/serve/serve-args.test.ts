@@ -115,4 +115,26 @@ describe('parseServeArgs', () => {
       );
     }
   });
+
+  it('takes a slow path on any server and tenant shares on the bounded one, strictly', () => {
+    expect(parseServeArgs(['bulkhead', '--slow-ms', '600']).options.slowMs).toBe(600);
+    expect(parseServeArgs(['bounded', '--tenant-share', '0.3']).options.tenantShare).toBe(0.3);
+    expect(parseServeArgs(['bounded', '--tenant-share', '1']).options.tenantShare).toBe(1);
+    expect(parseServeArgs(['bounded', '--tenant-share', '.5']).options.tenantShare).toBe(0.5);
+    const cases: [string[], string][] = [
+      [['naive', '--slow-ms', '0'], '--slow-ms must be a whole number from 1 to 60000'],
+      [['naive', '--slow-ms', '600', '--work', 'cpu'], '--slow-ms is a slow query'],
+      [['naive', '--tenant-share', '0.3'], '--tenant-share applies to the bounded server'],
+    ];
+    for (const bad of ['0', '0.0', '1.5', '', '3', '1e-1', '0.', ' 0.3', '0.1234567']) {
+      cases.push([
+        ['bounded', '--tenant-share', bad],
+        `--tenant-share must be a fraction in (0, 1] such as 0.3, got '${bad}'`,
+      ]);
+    }
+    for (const [argv, message] of cases) {
+      expect(() => parseServeArgs(argv)).toThrow(UsageError);
+      expect(() => parseServeArgs(argv)).toThrow(message);
+    }
+  });
 });

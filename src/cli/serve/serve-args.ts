@@ -65,6 +65,15 @@ export function postgresUrl(value: string): string {
   return value;
 }
 
+/** `--tenant-share`: a fraction in (0, 1], written as plain decimal digits. */
+function shareFlag(value: string): number {
+  const n = /^(0|1)?(\.\d{1,6})?$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n > 0 && n <= 1)) {
+    throw new UsageError(`--tenant-share must be a fraction in (0, 1] such as 0.3, got '${value}'`);
+  }
+  return n;
+}
+
 function redisUrl(value: string): string {
   if (!/^rediss?:\/\/\S+$/.test(value)) {
     throw new UsageError(
@@ -96,6 +105,8 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
         'redis-prefix': { type: 'string', default: 'spillway-serve' },
         replicas: { type: 'string' },
         pg: { type: 'string' },
+        'slow-ms': { type: 'string' },
+        'tenant-share': { type: 'string' },
         metrics: { type: 'boolean', default: false },
         decisions: { type: 'boolean', default: false },
       },
@@ -125,6 +136,14 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
   }
   if (values.pg !== undefined && work !== 'db') {
     throw new UsageError('--pg is the database: it applies to --work db');
+  }
+  if (values['slow-ms'] !== undefined && work !== 'db') {
+    throw new UsageError('--slow-ms is a slow query: it applies to --work db');
+  }
+  if (values['tenant-share'] !== undefined && mode !== 'bounded') {
+    throw new UsageError(
+      '--tenant-share applies to the bounded server (the others have no client keys to share slots by)',
+    );
   }
   if (values.redis !== undefined && (mode !== 'bounded' || framework !== 'node')) {
     throw new UsageError('--redis applies to the bounded server on --framework node');
@@ -168,6 +187,14 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
               : count('limit', values.limit, connections),
         }),
     ...(values.pg === undefined ? {} : { postgresUrl: postgresUrl(values.pg) }),
+    ...(values['slow-ms'] === undefined
+      ? {}
+      : {
+          slowMs: integerFlag('slow-ms', values['slow-ms'], { ...serviceMsRange, fallback: 0 }),
+        }),
+    ...(values['tenant-share'] === undefined
+      ? {}
+      : { tenantShare: shareFlag(values['tenant-share']) }),
     ...(values.metrics ? { metrics: true } : {}),
     ...(values.decisions ? { decisions: true } : {}),
     ...(values.redis === undefined

@@ -18,6 +18,7 @@ import { openRedisClient } from './redis-client.js';
 import { postgresDatabase } from './postgres-database.js';
 import { boundedOptions, type ReferenceOptions } from './reference-options.js';
 import { simulatedDatabase, type SimulatedDatabase } from './simulated-database.js';
+import { referenceQuery, type SlowPathStats } from './slow-path.js';
 
 export { boundedOptions, type ReferenceOptions } from './reference-options.js';
 
@@ -39,7 +40,11 @@ function adminRoute(db: SimulatedDatabase, req: IncomingMessage, res: ServerResp
   return true;
 }
 
-function stats(db: SimulatedDatabase, guardStats?: () => unknown): string {
+function stats(
+  db: SimulatedDatabase,
+  slow: SlowPathStats | undefined,
+  guardStats?: () => unknown,
+): string {
   return JSON.stringify({
     rssBytes: process.memoryUsage.rss(),
     maxRssBytes: process.resourceUsage().maxRSS * 1024,
@@ -52,6 +57,7 @@ function stats(db: SimulatedDatabase, guardStats?: () => unknown): string {
       ...('cancelled' in db ? { cancelled: db.cancelled } : {}),
     },
     guard: guardStats?.() ?? null,
+    ...(slow === undefined ? {} : { slow }),
   });
 }
 
@@ -111,26 +117,28 @@ async function startOver(
   },
 ): Promise<ReferenceServer> {
   const { listen, log } = at;
-  const work = async (signal: AbortSignal | undefined): Promise<void> => {
+  const query = referenceQuery(db, o.slowMs);
+  const work: Parts['work'] = async (signal, req) => {
     if (o.work === 'cpu') spin(o.serviceMs);
-    else await db.query(signal);
+    else await query(signal, req);
   };
+  const report: Parts['report'] = (guardStats) => stats(db, query.slowStats(), guardStats);
   if (o.mode === 'bulkhead' && o.framework !== 'node') {
     throw new Error('bulkhead runs on --framework node only (it is the bare node:http peer)');
   }
-  if (o.framework === 'express') return startExpress(o, { db, work, listen });
-  if (o.framework === 'fastify') return startFastify(o, { db, work, listen });
+  if (o.framework === 'express') return startExpress(o, { db, work, report, listen });
+  if (o.framework === 'fastify') return startFastify(o, { db, work, report, listen });
 
   let handler: (req: IncomingMessage, res: ServerResponse) => void;
   let closeRedis: (() => void) | undefined;
   if (o.mode === 'bulkhead') {
-    handler = await bulkheadHandler(o, { db, work, listen });
+    handler = await bulkheadHandler(o, { db, work, report, listen });
   } else if (o.mode === 'naive') {
     handler = (req, res) => {
       if (req.url === '/healthz') return void res.end('ok');
-      if (req.url === '/stats') return void res.end(stats(db));
+      if (req.url === '/stats') return void res.end(report());
       if (adminRoute(db, req, res)) return;
-      work(undefined).then(
+      work(undefined, req).then(
         () => res.writeHead(200, ['content-type', 'application/json']).end(okBody),
         () => res.writeHead(500).end(),
       );
@@ -157,10 +165,10 @@ async function startOver(
           .writeHead(200, ['content-type', 'application/json'])
           .end(JSON.stringify(trace.snapshot()));
       }
-      if (req.url === '/stats') return void res.end(stats(db, () => guard.stats()));
+      if (req.url === '/stats') return void res.end(report(() => guard.stats()));
       if (req.url === '/healthz') return void res.end('ok');
       if (adminRoute(db, req, res)) return;
-      await work(ctx.signal);
+      await work(ctx.signal, req);
       res.writeHead(200, ['content-type', 'application/json']).end(okBody);
     });
   }
@@ -207,7 +215,13 @@ async function sharedQuotaStore(
 
 interface Parts {
   readonly db: SimulatedDatabase;
-  readonly work: (signal: AbortSignal | undefined) => Promise<void>;
+  /** The request's work: its query (slow on the slow path), or CPU with `--work cpu`. */
+  readonly work: (
+    signal: AbortSignal | undefined,
+    req: Pick<IncomingMessage, 'url' | 'headers'>,
+  ) => Promise<void>;
+  /** The /stats body, with the guard's own when given. */
+  readonly report: (guardStats?: () => unknown) => string;
   readonly listen: { readonly port: number; readonly host: string };
 }
 
@@ -239,10 +253,10 @@ async function bulkheadHandler(
   const policy = bulkhead(o.connections, 10);
   return (req, res) => {
     if (req.url === '/healthz') return void res.end('ok');
-    if (req.url === '/stats') return void res.end(stats(p.db));
+    if (req.url === '/stats') return void res.end(p.report());
     if (adminRoute(p.db, req, res)) return;
     policy
-      .execute(() => p.work(undefined))
+      .execute(() => p.work(undefined, req))
       .then(
         () => res.writeHead(200, ['content-type', 'application/json']).end(okBody),
         (error: unknown) => {
@@ -270,22 +284,21 @@ async function startExpress(
   const app = express();
   app.get('/healthz', (_req, res) => void res.send('ok'));
   if (o.mode === 'naive') {
-    app.get('/stats', (_req, res) => void res.type('json').send(stats(p.db)));
-    app.use((_req, res, next) => {
-      p.work(undefined).then(() => res.type('json').send(okBody), next);
+    app.get('/stats', (_req, res) => void res.type('json').send(p.report()));
+    app.use((req, res, next) => {
+      p.work(undefined, req).then(() => res.type('json').send(okBody), next);
     });
   } else {
     const { spillway } = await import('../../express/index.js');
     const guard = spillway(boundedOptions(o));
     app.get(
       '/stats',
-      (_req, res) =>
-        void res.type('json').send(stats(p.db, () => guard.admission.stats('reference'))),
+      (_req, res) => void res.type('json').send(p.report(() => guard.admission.stats('reference'))),
     );
     app.use(
       guard.route(
-        async (_req, res, ctx) => {
-          await p.work(ctx.signal);
+        async (req, res, ctx) => {
+          await p.work(ctx.signal, req);
           res.type('json').send(okBody);
         },
         { name: 'reference' },
@@ -310,10 +323,10 @@ async function startFastify(
   app.get('/stats', { config: { spillway: false } }, (_request, reply) => {
     void reply
       .type('application/json')
-      .send(stats(p.db, o.mode === 'bounded' ? () => app.spillway.stats() : undefined));
+      .send(p.report(o.mode === 'bounded' ? () => app.spillway.stats() : undefined));
   });
   app.all('/*', async (request, reply) => {
-    await p.work(request.spillway?.signal);
+    await p.work(request.spillway?.signal, request.raw);
     return reply.type('application/json').send(okBody);
   });
   await app.listen({ port: p.listen.port, host: p.listen.host });

@@ -26,4 +26,19 @@ describe('simulatedDatabase', () => {
     expect(db.waiting).toBe(0);
     void second.catch(() => undefined);
   });
+
+  it('a query may ask for its own service time (a slow one) without changing the others', async () => {
+    const db = simulatedDatabase({ connections: 1, serviceMs: 10_000, maxWaiting: 1 });
+    await db.query(undefined, 5);
+    expect([db.busy, db.served, db.serviceMs]).toEqual([0, 1, 10_000]);
+    // And a slow query waits to the end of its own time, not the pool's: still held at 20 ms.
+    const slow = simulatedDatabase({ connections: 1, serviceMs: 1, maxWaiting: 1 });
+    const controller = new AbortController();
+    let done = false;
+    const held = slow.query(controller.signal, 10_000).then(() => (done = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect([done, slow.busy]).toEqual([false, 1]);
+    controller.abort(new Error('caller gave up'));
+    await expect(held).rejects.toThrow('caller gave up');
+  });
 });

@@ -21,8 +21,11 @@ export interface SimulatedDatabaseOptions {
 
 /** The pool. */
 export interface SimulatedDatabase {
-  /** Waits for a connection, holds it `serviceMs`; stops (and frees it) if `signal` aborts. */
-  query(signal?: AbortSignal): Promise<void>;
+  /**
+   * Waits for a connection, holds it `serviceMs` (or `ms`, for one slow query); stops (and
+   * frees it) if `signal` aborts.
+   */
+  query(signal?: AbortSignal, ms?: number): Promise<void>;
   readonly busy: number;
   readonly waiting: number;
   readonly served: number;
@@ -66,7 +69,7 @@ export function simulatedDatabase(options: SimulatedDatabaseOptions): SimulatedD
     head = 0;
   };
 
-  const hold = (signal: AbortSignal | undefined): Promise<void> =>
+  const hold = (signal: AbortSignal | undefined, ms: number): Promise<void> =>
     new Promise((resolve, reject) => {
       if (signal?.aborted === true) {
         release();
@@ -83,7 +86,7 @@ export function simulatedDatabase(options: SimulatedDatabaseOptions): SimulatedD
         served++;
         release();
         resolve();
-      }, serviceMs);
+      }, ms);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
 
@@ -103,11 +106,12 @@ export function simulatedDatabase(options: SimulatedDatabaseOptions): SimulatedD
     setServiceMs(ms) {
       if (Number.isFinite(ms) && ms >= 1) serviceMs = ms;
     },
-    async query(signal) {
+    async query(signal, ms) {
       signal?.throwIfAborted();
+      const holdMs = ms ?? serviceMs;
       if (busy < connections) {
         busy++;
-        return hold(signal);
+        return hold(signal, holdMs);
       }
       if (waiting >= maxWaiting) throw new PoolExhaustedError('every connection is busy');
       await new Promise<void>((resolve, reject) => {
@@ -128,7 +132,7 @@ export function simulatedDatabase(options: SimulatedDatabaseOptions): SimulatedD
         signal?.addEventListener('abort', onAbort, { once: true });
       });
       // The connection was handed over by release(): busy already counts it.
-      return hold(signal);
+      return hold(signal, holdMs);
     },
   };
 }
