@@ -4,24 +4,21 @@
 // made with `ambientContext: false` sends neither. Interleaved calls of different
 // criticalities do not see each other's.
 import { Metadata, status, type ServerUnaryCall, type ServiceError } from '@grpc/grpc-js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dependency } from '../../src/client/index.js';
 import { dependencyInterceptor, grpcAdmission } from '../../src/grpc/index.js';
 import {
   client,
+  closedAfter,
   metadataOf,
   startServer,
   unary,
   type Echo,
   type EchoReply,
   type EchoRequest,
-  type TestServer,
 } from './services.js';
 
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const closing = closedAfter();
 
 /** The next hop: records the fields it received, after a short pause (so calls interleave). */
 async function recorder() {
@@ -40,7 +37,7 @@ async function recorder() {
       }, 5);
     },
   });
-  servers.push(server);
+  closing(server);
   return { seen, address: server.address };
 }
 
@@ -82,7 +79,7 @@ async function middle(
         },
         [guard.interceptor],
       );
-  servers.push(server);
+  closing(server);
   return client(server.address);
 }
 

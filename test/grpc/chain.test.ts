@@ -10,6 +10,7 @@ import { dependency, type DependencyOptions } from '../../src/client/index.js';
 import { callOptions, dependencyInterceptor, grpcAdmission } from '../../src/grpc/index.js';
 import {
   client,
+  closedAfter,
   EchoClient,
   startServer,
   type Echo,
@@ -19,7 +20,7 @@ import {
 } from './services.js';
 import { credentials, Metadata, status, type CallOptions, type Interceptor } from '@grpc/grpc-js';
 
-const servers: TestServer[] = [];
+const closing = closedAfter(afterAll);
 const counts = new Map<string, number>();
 let c: TestServer;
 
@@ -34,10 +35,7 @@ beforeAll(async () => {
       callback({ code: status.UNAVAILABLE, details: 'C is down' });
     },
   });
-  servers.push(c);
-});
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
+  closing(c);
 });
 
 /** A unary call as a promise. */
@@ -86,8 +84,7 @@ async function naiveHop(name: string, next: string): Promise<TestServer> {
       );
     },
   });
-  servers.push(s);
-  return s;
+  return closing(s);
 }
 
 /** A Spillway hop: behind the guard, calling the next through a dependency. */
@@ -108,8 +105,7 @@ async function spillwayHop(
       );
     }),
   });
-  servers.push(s);
-  return s;
+  return closing(s);
 }
 
 function interceptorFor(name: string, options: Partial<DependencyOptions>): Interceptor {

@@ -4,18 +4,18 @@
 // honouring pushback (a negative one stops) within one deadline; the cap; the breaker; answers
 // passed through unchanged; cancellation; streaming calls untouched.
 import { Metadata, status, type ServerUnaryCall, type ServerWritableStream } from '@grpc/grpc-js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dependency, type DependencyOptions } from '../../src/client/index.js';
 import { callOptions, dependencyInterceptor } from '../../src/grpc/index.js';
 import {
   client,
+  closedAfter,
   metadataOf,
   startServer,
   unary,
   until,
   type EchoReply,
   type EchoRequest,
-  type TestServer,
 } from './services.js';
 
 interface Seen {
@@ -34,10 +34,7 @@ type Script = (
   | { readonly code: status; readonly trailers?: Record<string, string> }
   | 'hold';
 
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const closing = closedAfter();
 
 async function scripted(script: Script) {
   const seen: Seen[] = [];
@@ -78,7 +75,7 @@ async function scripted(script: Script) {
       call.end();
     },
   });
-  servers.push(server);
+  closing(server);
   return { seen, held, server };
 }
 

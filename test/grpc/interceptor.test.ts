@@ -10,27 +10,22 @@ import {
   type ServerWritableStream,
   type ServiceError,
 } from '@grpc/grpc-js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RequestContext } from '../../src/node/index.js';
-import { grpcAdmission, type GrpcAdmission } from '../../src/grpc/index.js';
+import { grpcAdmission } from '../../src/grpc/index.js';
 import { createVirtualClock } from '../../src/testing/index.js';
 import {
   client,
+  closedAfter,
   startServer,
   unary,
   until,
   type Echo,
   type EchoReply,
   type EchoRequest,
-  type TestServer,
 } from './services.js';
 
-const servers: TestServer[] = [];
-const guards: GrpcAdmission[] = [];
-afterEach(async () => {
-  for (const g of guards.splice(0)) g.close();
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const closing = closedAfter();
 
 async function start() {
   const guard = grpcAdmission({
@@ -39,7 +34,7 @@ async function start() {
     limit: 1,
     maxQueue: 0,
   });
-  guards.push(guard);
+  closing(guard);
   const held: (() => void)[] = [];
   const streams: (RequestContext | undefined)[] = [];
   const unaries: RequestContext[] = [];
@@ -71,7 +66,7 @@ async function start() {
     },
     [guard.interceptor],
   );
-  servers.push(server);
+  closing(server);
   return {
     guard,
     held,

@@ -5,37 +5,28 @@
 // signal on deadline and cancellation; the slot held until the handler settles; a dependency's
 // overload passed up; ordinary failures passed through; exempt health checks.
 import { Metadata, status, type ServerUnaryCall } from '@grpc/grpc-js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DependencyOverloadedError, systemClock } from '../../src/index.js';
 import type { RequestContext } from '../../src/node/index.js';
-import {
-  grpcAdmission,
-  type GrpcAdmission,
-  type GrpcAdmissionOptions,
-} from '../../src/grpc/index.js';
+import { grpcAdmission, type GrpcAdmissionOptions } from '../../src/grpc/index.js';
 import { createVirtualClock } from '../../src/testing/index.js';
 import {
   client,
+  closedAfter,
   metadataOf,
   startServer,
   unary,
   until,
   type EchoReply,
   type EchoRequest,
-  type TestServer,
 } from './services.js';
 
-const servers: TestServer[] = [];
-const guards: GrpcAdmission[] = [];
-afterEach(async () => {
-  for (const g of guards.splice(0)) g.close();
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const closing = closedAfter();
 
 /** A guarded echo server whose handler records contexts and can hold calls. */
 async function start(options: GrpcAdmissionOptions = {}) {
   const guard = grpcAdmission({ clock: createVirtualClock(), penaltyBox: false, ...options });
-  guards.push(guard);
+  closing(guard);
   const contexts: RequestContext[] = [];
   const held: (() => void)[] = [];
   const ended: string[] = [];
@@ -53,7 +44,7 @@ async function start(options: GrpcAdmissionOptions = {}) {
     return { text: call.request.text };
   };
   const server = await startServer({ echo: guard.unary(handler), again: guard.unary(handler) });
-  servers.push(server);
+  closing(server);
   return {
     guard,
     contexts,
@@ -175,7 +166,7 @@ describe('grpcAdmission: the handler signal', () => {
   it('fires at the call’s gRPC deadline', async () => {
     const clock = createVirtualClock({ wallStart: Date.now() });
     const guard = grpcAdmission({ clock, penaltyBox: false });
-    guards.push(guard);
+    closing(guard);
     let seen: RequestContext | undefined;
     const server = await startServer({
       echo: guard.unary(async (_call, context) => {
@@ -184,7 +175,7 @@ describe('grpcAdmission: the handler signal', () => {
         throw context.signal.reason;
       }),
     });
-    servers.push(server);
+    closing(server);
     const call = unary(
       client(server.address),
       { text: 'a' },

@@ -1,5 +1,6 @@
 // A small gRPC service defined in code (JSON messages, no .proto), real servers on 127.0.0.1
-// port 0, and a client call as a promise that keeps the status, trailers included.
+// port 0, a client call as a promise that keeps the status, trailers included, and the closing
+// of what a test opened.
 import {
   Metadata,
   Server,
@@ -17,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
+import { afterEach } from 'vitest';
 
 export interface EchoRequest {
   readonly text: string;
@@ -73,6 +75,29 @@ export async function startServer(
     server,
     address: `127.0.0.1:${port}`,
     close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
+  };
+}
+
+/** What a test opens and must close: a `TestServer`, a guard. */
+export interface Closable {
+  close(): unknown;
+}
+
+/**
+ * Registers `hook` (default `afterEach`) to close whatever the returned function was handed
+ * since, in the order handed (a guard before its server); the function returns what it is handed:
+ * `const closing = closedAfter(); … closing(await startServer(…))`.
+ */
+export function closedAfter(
+  hook: (fn: () => Promise<void>) => void = afterEach,
+): <T extends Closable>(thing: T) => T {
+  const open: Closable[] = [];
+  hook(async () => {
+    await Promise.all(open.splice(0).map((thing) => thing.close()));
+  });
+  return (thing) => {
+    open.push(thing);
+    return thing;
   };
 }
 
