@@ -11,9 +11,8 @@
 // spread is wide: bench/diagnostics/quota-instructions.js counts the same cases in
 // instructions, which do not move with the machine's load.
 // Usage: node bench/quota.js [--rounds N] [--json] [--dist DIR]
-import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
-import { runGroup, table } from './lib/micro.js';
+import { runGroups } from './lib/micro.js';
 import { admitCases, admitOne, decideOne, load, quotas } from './lib/quota-cases.js';
 
 const { values } = parseArgs({
@@ -49,20 +48,8 @@ const groups = [
   },
 ];
 
-const machine = `${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, Node ${process.version}`;
-const all = [];
-const out = [
-  `Machine: ${machine}. Rounds: ${rounds}, interleaved. Build: ${values.dist}. Command: \`node bench/quota.js\`.`,
-  '',
-];
-for (const group of groups) {
-  const results = await runGroup(group, {
-    rounds,
-    onProgress: (r, n) => process.stderr.write(`\r${group.name}: round ${r}/${n}   `),
-  });
-  process.stderr.write('\n');
-  all.push({ group: group.name, results });
-  out.push(table(group, results), '');
-}
-if (values.json) console.log(JSON.stringify({ machine, groups: all }, null, 2));
-else console.log(out.join('\n'));
+await runGroups(groups, {
+  rounds,
+  json: values.json,
+  about: `Build: ${values.dist}. Command: \`node bench/quota.js\`.`,
+});

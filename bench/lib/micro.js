@@ -2,6 +2,7 @@
 // round in a shuffled order, so machine noise hits all of them alike (BENCHMARKS.md rule 4).
 // Written here rather than taken from tinybench or mitata because neither interleaves cases
 // across rounds, which is what makes a ratio between cases trustworthy on a shared machine.
+import { cpus } from 'node:os';
 
 /**
  * @typedef {{ name: string, peer?: boolean, kind: 'sync' | 'async', make: () => (() => unknown) }} Case
@@ -112,4 +113,35 @@ export function table(group, results) {
     lines.push('', `Fastest peer: ${fastestPeer.name}, ${fastestPeer.median.toFixed(1)} ns/op.`);
   }
   return lines.join('\n');
+}
+
+/** The machine a run is on (CPU model × cores, Node version), for a report's header. */
+export function machineLine() {
+  return `${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, Node ${process.version}`;
+}
+
+/**
+ * Runs `groups` one after another, with progress on stderr, and prints their tables under a
+ * line naming the machine, the rounds and `about` (build, command) — or, with `json`, the
+ * results as JSON. Returns the results by group.
+ */
+export async function runGroups(groups, { rounds = 15, json = false, about = '' } = {}) {
+  const machine = machineLine();
+  const all = [];
+  const out = [
+    `Machine: ${machine}. Rounds: ${rounds}, interleaved.${about ? ` ${about}` : ''}`,
+    '',
+  ];
+  for (const group of groups) {
+    const results = await runGroup(group, {
+      rounds,
+      onProgress: (r, n) => process.stderr.write(`\r${group.name}: round ${r}/${n}   `),
+    });
+    process.stderr.write('\n');
+    all.push({ group: group.name, results });
+    out.push(table(group, results), '');
+  }
+  if (json) console.log(JSON.stringify({ machine, groups: all }, null, 2));
+  else console.log(out.join('\n'));
+  return all;
 }
