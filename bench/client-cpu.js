@@ -38,7 +38,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { fetchCases } from './lib/client-cases.js';
+import { ambientCase, fetchCases } from './lib/client-cases.js';
 import { seededRandom } from '../dist/load/arrivals.js';
 import { startOkServer } from './lib/ok-server.js';
 import { mean, median, trimmedMean as trimmedBy } from './lib/stats.js';
@@ -121,6 +121,7 @@ const client =
     : pathToFileURL(join(values.dist, 'client/index.js')).href;
 const all = fetchCases({
   loadDependency: async () => (await import(client)).dependency,
+  loadRunInContext: async () => (await import(client)).runInContext,
   deadlineMs: 5_000,
 });
 const bareCase = 'bare fetch(url)';
@@ -138,13 +139,15 @@ for (const dir of values.against?.split(',') ?? []) {
   });
   all[`${defaultsCase}, build ${dir}`] = cases[defaultsCase];
 }
+// The ambient case runs only when named (see client-cases.js).
 const names = Object.keys(all).filter(
   (name) =>
-    wanted === undefined ||
-    name === bareCase ||
-    name === controlCase ||
-    name.includes(', build ') ||
-    wanted.some((w) => name.includes(w)),
+    (name !== ambientCase || wanted?.some((w) => name.includes(w)) === true) &&
+    (wanted === undefined ||
+      name === bareCase ||
+      name === controlCase ||
+      name.includes(', build ') ||
+      wanted.some((w) => name.includes(w))),
 );
 
 const { url, child: server } = await startOkServer();

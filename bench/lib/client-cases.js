@@ -7,12 +7,16 @@
 // one request and reading its body); `url` ends with '/'. Only the dependency cases load
 // Spillway, so a process running a bare case never holds it.
 
+/** The opt-in case run inside an ambient context (see {@link fetchCases}). */
+export const ambientCase = 'dependency.fetch(path) in a request’s ambient context';
+
 /**
- * @param {{ loadDependency: () => Promise<Function>, deadlineMs: number }} options loads the
- *   client's `dependency` (from the build being measured); the deadline the deadline cases send.
+ * @param {{ loadDependency: () => Promise<Function>, loadRunInContext?: () => Promise<Function>,
+ *   deadlineMs: number }} options loads the client's `dependency` (and `runInContext`, for the
+ *   ambient case) from the build being measured; the deadline the deadline cases send.
  * @returns {Record<string, (url: string) => Promise<() => Promise<unknown>>>}
  */
-export function fetchCases({ loadDependency, deadlineMs }) {
+export function fetchCases({ loadDependency, loadRunInContext, deadlineMs }) {
   return {
     'bare fetch(url)': async (url) => async () => (await fetch(url)).arrayBuffer(),
     // What the contract itself puts on the wire: the propagation fields a default call sends.
@@ -45,6 +49,26 @@ export function fetchCases({ loadDependency, deadlineMs }) {
       const dep = dependency({ name: 'bench', baseUrl: url });
       const options = { deadline: deadlineMs, criticality: 'sheddable' };
       return async () => (await dep.fetch('/', undefined, options)).arrayBuffer();
+    },
+    // A call with no options inside a request's ambient context, made afresh per call as a
+    // guard makes it (a deadline, a criticality, the request's signal): the call takes both from
+    // it and joins the signal. Opt-in (named in --only): entering a context turns on async hooks
+    // on Node 20 and 22, which every other case of the process would then pay as well.
+    [ambientCase]: async (url) => {
+      const dependency = await loadDependency();
+      if (loadRunInContext === undefined) throw new Error(`${ambientCase} needs loadRunInContext`);
+      const runInContext = await loadRunInContext();
+      const dep = dependency({ name: 'bench', baseUrl: url });
+      return async () => {
+        const request = new AbortController();
+        const context = {
+          expiresAt: performance.now() + deadlineMs,
+          signal: request.signal,
+          criticality: 'sheddable',
+          attempt: 1,
+        };
+        return runInContext(context, async () => (await dep.fetch('/')).arrayBuffer());
+      };
     },
     'dependency.fetch(path), breaker and throttle off': async (url) => {
       const dependency = await loadDependency();
