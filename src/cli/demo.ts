@@ -82,7 +82,7 @@ Options:
                         is a 600 ms query (40 req/s: it would hold 24 slots) next to
                         100 clients at 1 req/s each, against the bulkhead, bounded
                         without shares, and shares: bounded with tenantShare 0.3, so
-                        it holds at most 3 of the 10 slots (about 15 s, --quick);
+                        it holds at most 3 of the 10 slots (about 30 s; --quick 20 s);
                         and broker, on its own: a producer offering 3× what its
                         consumer can process (10 slots × 30 ms = 333 messages/s)
                         for 20 s (a minute in all) through a real broker: fire-and-forget,
