@@ -1,7 +1,7 @@
 /**
  * A call and its attempts, as records the client fills in as they go, and the verdict an
- * attempt ends with: what its ending says about the dependency, and so what it tells the
- * parts every caller shares.
+ * attempt ends with: what its ending says about the dependency (`attempt-end.ts` tells the
+ * parts every caller shares).
  *
  * @module
  */
@@ -11,7 +11,6 @@ import {
   DependencyTimeoutError,
   isLocalRefusal,
   systemClock,
-  type PermitOutcome,
 } from '../index.js';
 import { AttemptScope } from './attempt-scope.js';
 import { propagationHeaders } from './propagation.js';
@@ -42,17 +41,6 @@ export function newAttempt<T>(call: CallState<T>, number: number): Attempt<T> {
     remainingMs: undefined,
   };
 }
-
-/** How the cap is told an attempt ended, by verdict (adaptive limits learn from it). */
-export const capOutcomes: Readonly<Record<Verdict, PermitOutcome>> = {
-  ok: 'ok',
-  refused: 'dropped',
-  'bad-answer': 'dropped',
-  error: 'ignored',
-  failed: 'dropped',
-  local: 'ignored',
-  caller: 'ignored',
-};
 
 /**
  * Gives an attempt about to start its time bound (the deadline's `deadlineMs` left, or

@@ -22,13 +22,14 @@ import {
   type RetryBudget,
   type TokenBucket,
 } from '../index.js';
-import { retryAfterFailure } from '../core/internal/owned.js';
-import { capOutcomes, newAttempt, armAttempt, judge } from './attempt.js';
+import { newAttempt, armAttempt, judge } from './attempt.js';
+import { endAttempt } from './attempt-end.js';
 import { attemptChannel } from '../channels/channels.js';
-import { publishAttempt, retryPublisher } from './attempt-message.js';
+import { publishAttempt } from './attempt-message.js';
 import type { Attempt, CallState, Verdict, Work } from './records.js';
 import { callStateOf } from './call-state.js';
 import { fallBack, heldOr } from './fallback.js';
+import { retriesAfter } from './retries-after.js';
 import type { Settings } from './settings.js';
 import type { CallOptions, Dependency, DependencyContext } from './types.js';
 import { CallWork, FetchWork, rejection } from './work.js';
@@ -296,95 +297,27 @@ export class Client implements Dependency {
   }
 
   /**
-   * Records how an attempt ended with every part it went through — the retry budget, the
-   * breaker, the throttle — and frees what it held, whatever those parts throw (a breaker or
-   * budget passed in is user code). Once per attempt: every path that ends one comes here, so
-   * it is also where the attempt is published, with `what` it ended with (answer or error).
+   * Ends an attempt: every path that ends one comes here, once, so it is also where the
+   * attempt is published, with `what` it ended with (answer or error).
    */
   #end(attempt: Attempt<unknown>, verdict: Verdict, what: unknown): void {
-    const s = this.#s;
     if (attemptChannel.hasSubscribers) {
-      publishAttempt(s.name, { number: attempt.number, outcome: verdict }, what);
+      publishAttempt(this.#s.name, { number: attempt.number, outcome: verdict }, what);
     }
-    try {
-      const call = attempt.call;
-      call.lastVerdict = verdict;
-      if (!call.requested && verdict !== 'caller') {
-        call.requested = true;
-        s.budget.recordRequest();
-      }
-      const breaker = s.breakerGate;
-      if (verdict === 'local' || verdict === 'caller') {
-        breaker?.leave(attempt, 'ignore', Number.NaN);
-        return;
-      }
-      // One reading for the records of the parts built here.
-      const now = s.recordsAtNow ? s.clock.now() : Number.NaN;
-      // The dependency turned the request away: it refused, timed out or was not reached.
-      const refused = verdict === 'failed' || verdict === 'refused';
-      breaker?.leave(
-        attempt,
-        verdict === 'ok' ? 'success' : verdict === 'refused' ? 'ignore' : 'failure',
-        now,
-      );
-      if (verdict === 'ok') s.budget.recordSuccess();
-      else if (refused) s.budget.recordFailure();
-      s.throttleGate?.leave(call, !refused, now);
-    } finally {
-      attempt.scope.dispose();
-      this.#free(attempt, verdict);
-    }
-  }
-
-  /** Frees the attempt's place under the cap, once. */
-  #free(attempt: Attempt<unknown>, verdict: Verdict): void {
-    if (attempt.slot) {
-      attempt.slot = false;
-      this.#s.limiter.releaseSlot(capOutcomes[verdict]);
-    } else {
-      const permit = attempt.permit;
-      attempt.permit = undefined;
-      permit?.release(capOutcomes[verdict]);
-    }
+    endAttempt(this.#s, attempt, verdict);
   }
 
   /**
-   * A failed attempt's end: after a first attempt, when more are allowed, the loop `retry()`
-   * runs takes over (it decides whether and when to try again); otherwise a rejection.
+   * A failed attempt's end: after a first attempt, when more are allowed, the retry loop takes
+   * over (`retries-after.ts`); otherwise a rejection.
    */
   #ended<T>(attempt: Attempt<T>, error: unknown): Promise<T> {
     const call = attempt.call;
     if (attempt.number > 1 || call.maxAttempts <= 1) return rejection(error);
-    const s = this.#s;
-    let last = error;
-    // A retry the throttle refuses ends the call with what the attempt before it got (its
-    // status, its wait, as `cause`), as a retry the budget refuses does.
-    const again = ({ attempt: n }: { attempt: number }): Promise<T> =>
-      this.#attempt(call, n).catch((e: unknown) => {
-        if (e instanceof ThrottledError && e.attempts === 0) {
-          const failed = last as { status?: unknown; retryAfterMs?: unknown };
-          throw new ThrottledError({
-            rejectProbability: e.rejectProbability,
-            dependency: s.name,
-            attempts: n - 1,
-            status: typeof failed.status === 'number' ? failed.status : undefined,
-            retryAfterMs: typeof failed.retryAfterMs === 'number' ? failed.retryAfterMs : undefined,
-            cause: last,
-          });
-        }
-        last = e;
-        throw e;
-      });
-    return retryAfterFailure(again, error, {
-      maxAttempts: call.maxAttempts,
+    return retriesAfter(attempt, error, {
+      settings: this.#s,
       budget: this.budget,
-      backoff: s.backoff,
-      signal: call.signal,
-      idempotent: call.idempotent,
-      deadline: call.expiresAt,
-      dependency: s.name,
-      clock: s.clock,
-      onRetry: retryPublisher(s.name, this.budget),
+      attempt: (n) => this.#attempt(call, n),
     });
   }
 }
