@@ -26,12 +26,15 @@ export function statusName(code) {
 /**
  * `concurrency` unary calls in a closed loop over `channels` HTTP/2 sessions to the server on
  * `port` (each call made again as soon as its status is in, while running); `stop()` resolves
- * once every call in flight has ended. `counts` maps each status code to its calls.
+ * once every call in flight has ended, and `calls(n)` makes exactly `n` calls so and resolves
+ * when they have ended. `counts` maps each status code to its calls.
  */
 export function grpcLoad(port, { concurrency, channels }) {
   const counts = new Map();
   let total = 0;
   let running = false;
+  /** Calls still to be made while running (`calls(n)`), else Infinity. */
+  let left = Infinity;
   let busy = 0;
   let drained = () => {};
   let closing = false;
@@ -59,8 +62,10 @@ export function grpcLoad(port, { concurrency, channels }) {
     stream.on('close', () => {
       counts.set(code, (counts.get(code) ?? 0) + 1);
       total++;
-      if (running) call(slot);
-      else if (--busy === 0) drained();
+      if (running && left > 0) {
+        left--;
+        call(slot);
+      } else if (--busy === 0) drained();
     });
     stream.resume();
     stream.end(frame);
@@ -74,16 +79,28 @@ export function grpcLoad(port, { concurrency, channels }) {
       return total;
     },
     counts,
-    start() {
+    start(n = Infinity) {
       running = true;
-      busy = concurrency;
-      for (let slot = 0; slot < concurrency; slot++) call(slot);
+      left = n;
+      busy = 0;
+      for (let slot = 0; slot < concurrency && left > 0; slot++) {
+        left--;
+        busy++;
+        call(slot);
+      }
     },
     stop() {
       running = false;
       return new Promise((resolve) => {
         drained = resolve;
         if (busy === 0) resolve();
+      });
+    },
+    calls(n) {
+      const done = new Promise((resolve) => (drained = resolve));
+      this.start(n);
+      return done.then(() => {
+        running = false;
       });
     },
     close() {
