@@ -1,5 +1,5 @@
 // Shared by the Redis tests: the four client flavours (ioredis 5 and 6, node-redis 5 and 6)
-// configured to fail fast, the machine's Redis on 127.0.0.1:6379, and private redis-server
+// and iovalkey (the ioredis fork Valkey publishes) configured to fail fast, the machine's Redis on 127.0.0.1:6379, and private redis-server
 // processes on free ports for the fault tests. Outside CI, tests skip with a message naming
 // exactly what is missing; under CI (process.env.CI set) they must run.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis as Ioredis6 } from 'ioredis';
 import { Redis as Ioredis5 } from 'ioredis5';
+import { Redis as Iovalkey } from 'iovalkey';
 import { afterAll, beforeAll } from 'vitest';
 import { createClient as createNodeRedis6 } from 'redis';
 import { createClient as createNodeRedis5 } from 'redis5';
@@ -55,7 +56,7 @@ export async function eventually(
   }
 }
 
-export type Flavour = 'ioredis6' | 'ioredis5' | 'node-redis6' | 'node-redis5';
+export type Flavour = 'ioredis6' | 'ioredis5' | 'node-redis6' | 'node-redis5' | 'iovalkey';
 export const flavours: readonly Flavour[] = ['ioredis6', 'node-redis6', 'ioredis5', 'node-redis5'];
 /** The current majors, for the heavier fault and multi-process tests. */
 export const mainFlavours: readonly Flavour[] = ['ioredis6', 'node-redis6'];
@@ -93,6 +94,18 @@ export async function connect(flavour: Flavour, port = 6379): Promise<TestClient
     }
     case 'ioredis5': {
       const c = new Ioredis5(ioredisOptions(port));
+      c.on('error', () => {});
+      await c.connect();
+      const client: RedisClientLike = c;
+      return {
+        flavour,
+        client,
+        command: ([cmd, ...rest]) => c.call(cmd!, ...rest),
+        close: () => Promise.resolve(c.disconnect()),
+      };
+    }
+    case 'iovalkey': {
+      const c = new Iovalkey(ioredisOptions(port));
       c.on('error', () => {});
       await c.connect();
       const client: RedisClientLike = c;
@@ -212,7 +225,7 @@ function alive(pid: number): boolean {
 }
 
 /** A free port no other test process has reserved, reserved for this one until released. */
-async function reservePort(): Promise<number> {
+export async function reservePort(): Promise<number> {
   mkdirSync(portLocks, { recursive: true });
   for (let i = 0; i < 100; i++) {
     const port = await freePort();
@@ -237,7 +250,8 @@ function lockOwner(lock: string): number {
   }
 }
 
-function releasePort(port: number): void {
+/** Gives back a port from {@link reservePort}. */
+export function releasePort(port: number): void {
   rmSync(join(portLocks, String(port)), { force: true });
 }
 
