@@ -3,7 +3,9 @@
 // scripts as a Redis time, the in-flight cap counts calls until they really settle, and the
 // breaker opens, probes only when connected, and closes. The clean-up lane: exempt from the
 // cap, queued while the client is not ready and sent once it is, bounded, retried a bounded
-// number of times. (The same behaviour against real Redis faults is in test/redis/.)
+// number of times. Batches: the takes made in one tick go as one call (per slot on a
+// cluster), each answered with its part of the reply, and never overtake a later plain call.
+// (The same behaviour against real Redis faults is in test/redis/.)
 import { describe, expect, it } from 'vitest';
 import { createVirtualClock } from '../testing/virtual-clock.js';
 import { CallGate, isFailure, type CallFailure } from './call-gate.js';
@@ -15,24 +17,26 @@ interface Call {
   readonly name: string;
   /** `run` (EVALSHA, then EVAL on NOSCRIPT) or `runInOrder` (EVAL, sent once). */
   readonly by: 'run' | 'runInOrder';
+  readonly keys: string[];
   readonly args: (string | number)[];
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
 
-function scripted() {
+function scripted(cluster = false) {
   const calls: Call[] = [];
   let ready = true;
   const sent =
     (by: Call['by']): ScriptClient['run'] =>
-    (script, _keys, args) =>
+    (script, keys, args) =>
       new Promise((resolve, reject) => {
-        calls.push({ name: script.name, by, args, resolve, reject });
+        calls.push({ name: script.name, by, keys, args, resolve, reject });
       });
   const client: ScriptClient = {
     run: sent('run'),
     runInOrder: sent('runInOrder'),
     ready: () => ready,
+    cluster,
   };
   return {
     client,
@@ -61,7 +65,9 @@ function gate(client: ScriptClient, maxInFlight = 3, cleanupMaxQueue = 100) {
   return { g, clock, failures, breaker };
 }
 
-const call = (g: CallGate) => g.call(gcraScript, { keys: ['k'], args: [1, 1, 1, 1] });
+const call = (g: CallGate, key = 'k') => g.call(gcraScript, { keys: [key], args: [1, 1, 1, 1] });
+/** Lets the takes made so far go: a batch is sent at the end of its tick. */
+const tick = () => Promise.resolve();
 const release = (g: CallGate, id: string, until = Infinity) =>
   g.cleanup.send(semReleaseScript, { keys: ['z', 'h'], args: [id] }, until);
 /** The lease ids of the release calls sent so far. */
@@ -73,8 +79,9 @@ describe('CallGate', () => {
     const s = scripted();
     const { g } = gate(s.client);
     const p = call(g);
-    s.calls[0]!.resolve([1, 2n, 3]);
-    expect(await p).toEqual([1, 2, 3]);
+    await tick();
+    s.calls[0]!.resolve([1, 2n, 3, 4, 5]);
+    expect(await p).toEqual([1, 2, 3, 4]);
     expect(g.inFlight).toBe(0);
   });
 
@@ -110,13 +117,14 @@ describe('CallGate', () => {
     const { g, clock, breaker } = gate(s.client, 10);
     const a = call(g);
     const b = call(g);
+    await tick();
+    // One call for both; each of its items counts as a failure.
     s.calls[0]!.reject(new Error('ECONNRESET'));
-    s.calls[1]!.reject(new Error('ECONNRESET'));
     expect(isFailure(await a) && isFailure(await b)).toBe(true);
     expect(g.breakerState).toBe('open');
     expect(breaker).toEqual(['open']);
     expect(await call(g)).toEqual({ failed: 'breaker-open' });
-    expect(s.calls.length).toBe(2);
+    expect(s.calls.length).toBe(1);
     s.setReady(false);
     await clock.advance(300);
     expect(await call(g)).toEqual({ failed: 'breaker-open' }); // no probe while disconnected
@@ -124,8 +132,9 @@ describe('CallGate', () => {
     const probe = call(g);
     expect(g.breakerState).toBe('probing');
     expect(await call(g)).toEqual({ failed: 'breaker-open' }); // one probe at a time
-    s.calls[2]!.resolve([1]);
-    expect(await probe).toEqual([1]);
+    await tick();
+    s.calls[1]!.resolve([1, 0, -1, 0, 0]);
+    expect(await probe).toEqual([1, 0, -1, 0]);
     expect(g.breakerState).toBe('closed');
     expect(breaker).toEqual(['open', 'closed']);
   });
@@ -151,11 +160,13 @@ describe('CallGate', () => {
     const { g, clock } = gate(s.client);
     await clock.advance(1_000);
     void call(g);
+    await tick();
     expect(s.calls[0]!.args.at(-1)).toBe(''); // nothing known yet
     // Redis's clock reads 5,000,000 ms more than ours; answered at once.
     s.calls[0]!.resolve([1, 0, -1, 0, (clock.now() + 5_000_000) * 1000]);
     await clock.flush();
     void call(g);
+    await tick();
     expect(s.calls[1]!.args).toEqual([1, 1, 1, 1, (clock.now() + 100 + 5_000_000) * 1000]);
     // Clean-up scripts are not takes: no expiry.
     release(g, 'a');
@@ -171,12 +182,80 @@ describe('CallGate', () => {
     s.calls[0]!.resolve([1, 0, -1, 0, 7_000_000]); // Redis said 7 s, answered at 150 ms
     await clock.flush();
     void call(g);
+    await tick();
     expect(s.calls[1]!.args.at(-1)).toBe((150 + 100 + 7_000 - 150) * 1000);
     // Redis says it ran the call after its expiry: nothing was done.
     const second = call(g);
+    await tick();
     s.calls[2]!.resolve([-1, 7_300_000]);
     expect(await second).toEqual({ failed: 'expired' });
     expect(failures).toEqual(['timeout', 'expired']);
+  });
+});
+
+describe('CallGate batches', () => {
+  it('sends the takes of one tick as one call and answers each with its part', async () => {
+    const s = scripted();
+    const { g } = gate(s.client, 10);
+    const a = call(g, 'a');
+    const b = g.call(gcraScript, { keys: ['b'], args: [2, 2, 2, 2] });
+    expect(g.inFlight).toBe(2);
+    expect(s.calls).toEqual([]);
+    await tick();
+    expect(s.calls.map((c) => [c.keys, c.args])).toEqual([
+      [
+        ['a', 'b'],
+        [1, 1, 1, 1, 2, 2, 2, 2, ''],
+      ],
+    ]);
+    s.calls[0]!.resolve([1, 0, -1, 10, 0, 0, 20, 30, 99]);
+    expect(await a).toEqual([1, 0, -1, 10]);
+    expect(await b).toEqual([0, 0, 20, 30]);
+    expect(g.inFlight).toBe(0);
+    // The next tick is the next call.
+    void call(g);
+    await tick();
+    expect(s.calls.length).toBe(2);
+  });
+
+  it('a reply of the wrong length fails every item; a timeout answers every item on time', async () => {
+    const s = scripted();
+    const { g, failures } = gate(s.client, 10);
+    const a = call(g, 'a');
+    const b = call(g, 'b');
+    await tick();
+    s.calls[0]!.resolve([1, 0, -1, 10, 99]);
+    expect(isFailure(await a) && isFailure(await b)).toBe(true);
+    expect(failures).toEqual(['error', 'error']);
+    const t = gate(scripted().client, 10);
+    const c = call(t.g, 'c');
+    const d = call(t.g, 'd');
+    await t.clock.advance(100);
+    expect([await c, await d]).toEqual([{ failed: 'timeout' }, { failed: 'timeout' }]);
+  });
+
+  it('a plain call made after takes in the same tick goes after them', () => {
+    const s = scripted();
+    const { g } = gate(s.client, 10);
+    void call(g, 'a');
+    void g.call(semRenewScript, { keys: ['z', 'h'], args: ['x', 1000] });
+    expect(s.calls.map((c) => c.name)).toEqual([gcraScript.name, semRenewScript.name]);
+  });
+
+  it('counts each take against maxInFlight', async () => {
+    const s = scripted();
+    const { g } = gate(s.client, 2);
+    void call(g, 'a');
+    void call(g, 'b');
+    expect(await call(g, 'c')).toEqual({ failed: 'saturated' });
+  });
+
+  it('on a cluster, batches only the takes whose keys share a slot', async () => {
+    const s = scripted(true);
+    const { g } = gate(s.client, 10);
+    for (const key of ['p:{a}:x', 'p:{b}:x', 'q:{a}:y']) void call(g, key);
+    await tick();
+    expect(s.calls.map((c) => c.keys)).toEqual([['p:{a}:x', 'q:{a}:y'], ['p:{b}:x']]);
   });
 });
 
@@ -207,18 +286,19 @@ describe('CallGate clean-up lane', () => {
     expect(g.cleanup.queued).toBe(0);
   });
 
-  it('sends clean-up by EVAL, never re-sent behind later calls; takes by EVALSHA', () => {
+  it('sends clean-up by EVAL, never re-sent behind later calls; takes by EVALSHA', async () => {
     const s = scripted();
     const { g } = gate(s.client);
     release(g, 'a');
     void call(g);
+    await tick();
     expect(s.calls.map((c) => [c.name, c.by])).toEqual([
       [semReleaseScript.name, 'runInOrder'],
       [gcraScript.name, 'run'],
     ]);
   });
 
-  it('a call made once the client is ready again sends the waiting releases first', () => {
+  it('a call made once the client is ready again sends the waiting releases first', async () => {
     const s = scripted();
     const { g } = gate(s.client);
     s.setReady(false);
@@ -226,6 +306,7 @@ describe('CallGate clean-up lane', () => {
     release(g, 'b');
     s.setReady(true);
     void call(g); // before the lane's next check: it must not overtake them
+    await tick();
     expect(s.calls.map((c) => c.args[0])).toEqual(['a', 'b', 1]);
   });
 

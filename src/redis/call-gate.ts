@@ -8,7 +8,13 @@
  *   once the caller has given up;
  * - a cap on calls in flight per process (`maxInFlight`): a call counts until Redis actually
  *   answers or the client gives up, not until its deadline, so a stalled Redis cannot pile up
- *   commands in the client;
+ *   commands in the client (a batch counts as many calls as it has items);
+ * - batches: the takes of a batch script (rate decisions, lease acquires) made in one tick go
+ *   to Redis as one call of up to 16 items, per script (and per hash slot on a cluster), run
+ *   atomically item after item; each item gets its part of the reply, or the call's failure.
+ *   A batch's deadline runs from its first item, and a plain call never overtakes a batch
+ *   made before it. One round trip and one command for many decisions is most of what makes
+ *   the store fast;
  * - a breaker that stops calling a Redis that keeps failing, and a readiness check that skips
  *   calls while the client is disconnected;
  * - a lane for clean-up (`cleanup`: releases, renewals) that is exempt from the cap and the
@@ -38,6 +44,7 @@ import { RedisTime } from './redis-time.js';
 import type { ScriptClient } from './script-client.js';
 import type { RedisScript } from './redis-script.js';
 import { StoreBreaker } from './store-breaker.js';
+import { hashSlot } from './hash-slot.js';
 
 export {
   isFailure,
@@ -61,13 +68,27 @@ export interface CallGateSettings {
   readonly onBreaker: (state: 'open' | 'closed') => void;
 }
 
-interface Pending {
+/** One call to Redis: a plain call, or a batch of the same script's items made in one tick. */
+interface Call {
+  readonly script: RedisScript;
+  /** Local time the call (its first item) was made. */
+  readonly at: number;
   readonly deadline: number;
+  readonly keys: (string | number)[];
+  readonly args: (string | number)[];
+  readonly mixed: boolean;
+  /** Told each item's reply (its numbers, or the failure), in order. */
+  readonly items: ((result: number[] | CallFailure) => void)[];
   done: boolean;
-  resolve: (value: number[] | CallFailure) => void;
 }
 
 const identity = <T>(x: T): T => x;
+
+/**
+ * Most items in one batch. Several smaller batches beat one big one: Redis runs the first
+ * while this process still builds the next (BENCHMARKS.md, S7).
+ */
+const maxBatch = 16;
 
 /** Runs scripts under a deadline, an in-flight cap and a breaker. */
 export class CallGate {
@@ -76,11 +97,15 @@ export class CallGate {
   readonly #s: CallGateSettings;
   readonly #breaker: StoreBreaker;
   readonly #time = new RedisTime();
-  // Pending calls in deadline order (= call order); settled ones leave from the head.
-  #pending: Pending[] = [];
+  // Calls in deadline order (= call order); settled ones leave from the head.
+  #pending: Call[] = [];
   #head = 0;
   #timer: TimerHandle | undefined;
   #inFlight = 0;
+  // Batches taking items until the microtask that sends them: one per script (per script
+  // and hash slot on a cluster, where one script's keys must share a slot).
+  readonly #open = new Map<unknown, Call>();
+  readonly #sendOpen = (): void => this.#flush();
 
   constructor(settings: CallGateSettings) {
     this.#s = settings;
@@ -95,7 +120,7 @@ export class CallGate {
     });
   }
 
-  /** Calls waiting for Redis now. */
+  /** Items (decisions, acquires) waiting for Redis now. */
   get inFlight(): number {
     return this.#inFlight;
   }
@@ -112,7 +137,9 @@ export class CallGate {
 
   /**
    * Runs `script`; resolves with its integer reply or a failure, within `timeoutMs`. A take
-   * script (`script.expires`) gets the deadline as its last argument, in Redis time.
+   * script (`script.expires`) gets the deadline as its last argument, in Redis time. A batch
+   * script's item joins the other items made in the same tick, sent as one call at the end of
+   * it; it resolves with its own part of the reply.
    */
   call(script: RedisScript, request: ScriptRequest): Promise<number[] | CallFailure> {
     return this.callThen(script, request, identity);
@@ -138,60 +165,120 @@ export class CallGate {
     if (!ready) return Promise.resolve(finish(this.#fail(notReady, now)));
     // Releases waiting for a ready client go first: an acquire must not overtake them.
     this.cleanup.flush();
-    const deadline = now + s.timeoutMs;
-    const args = script.expires
-      ? request.args.concat(this.#time.toRedisUs(deadline))
-      : request.args;
-    let sent: Promise<unknown>;
-    try {
-      sent = s.client.run(script, request.keys, args);
-    } catch (error) {
-      return Promise.resolve(finish(this.#fail({ failed: 'error', error }, now)));
+    const batch = script.batch !== undefined;
+    // A plain call goes now, so the batches made before it must go first.
+    if (!batch) this.#flush();
+    const group = batch && s.client.cluster ? `${script.sha}${hashSlot(request.keys[0]!)}` : script;
+    let c = batch ? this.#open.get(group) : undefined;
+    if (c === undefined) {
+      c = this.#start(script, request, now);
+      if (batch) {
+        if (this.#open.size === 0) queueMicrotask(this.#sendOpen);
+        this.#open.set(group, c);
+      }
     }
     this.#inFlight++;
-    return new Promise<T>((resolve) => {
-      const p: Pending = {
-        deadline,
-        done: false,
-        resolve: (r) => resolve(finish(r)),
-      };
-      this.#pending.push(p);
-      if (this.#timer === undefined) this.#arm(s.timeoutMs);
-      sent.then(
-        (reply) => {
-          this.#inFlight--;
-          // Late replies still tell the time (a take script ends with Redis's now).
-          const numbers =
-            p.done && !script.expires
-              ? undefined
-              : request.mixed === true
-                ? toList(reply)
-                : toNumbers(reply);
-          if (script.expires && numbers !== undefined) {
-            this.#time.observe(now, s.clock.now(), numbers[numbers.length - 1]!);
-          }
-          if (p.done) return;
-          this.#settle(p);
-          if (numbers === undefined) {
-            p.resolve(this.#fail(malformed(), now));
-            return;
-          }
-          // Redis ran it after the deadline it was given, and did nothing.
-          if (script.expires && numbers[0] === -1) {
-            p.resolve(this.#fail(expired, s.clock.now()));
-            return;
-          }
-          if (this.#breaker.success()) s.onBreaker('closed');
-          p.resolve(numbers);
-        },
-        (error: unknown) => {
-          this.#inFlight--;
-          if (p.done) return;
-          this.#settle(p);
-          p.resolve(this.#fail({ failed: 'error', error }, s.clock.now()));
-        },
-      );
+    const call = c;
+    const done = new Promise<T>((resolve) => {
+      call.items.push((r) => resolve(finish(r)));
     });
+    push(call.keys, request.keys);
+    push(call.args, request.args);
+    if (!batch) this.#send(call);
+    else if (call.items.length >= maxBatch) {
+      // Full: it goes now, so Redis works on it while the rest of the tick is batched.
+      this.#open.delete(group);
+      this.#send(call);
+    }
+    return done;
+  }
+
+  /** A call with no items yet, pending from now: its deadline runs from its first item. */
+  #start(script: RedisScript, request: ScriptRequest, now: number): Call {
+    const s = this.#s;
+    const c: Call = {
+      script,
+      at: now,
+      deadline: now + s.timeoutMs,
+      keys: [],
+      args: [],
+      mixed: request.mixed === true,
+      items: [],
+      done: false,
+    };
+    this.#pending.push(c);
+    if (this.#timer === undefined) this.#arm(s.timeoutMs);
+    return c;
+  }
+
+  /** Sends the open batches (a batch whose deadline passed unsent is not sent). */
+  #flush(): void {
+    if (this.#open.size === 0) return;
+    for (const c of this.#open.values()) {
+      if (c.done) this.#inFlight -= c.items.length;
+      else this.#send(c);
+    }
+    this.#open.clear();
+  }
+
+  #send(c: Call): void {
+    const s = this.#s;
+    if (c.script.expires) c.args.push(this.#time.toRedisUs(c.deadline));
+    let sent: Promise<unknown>;
+    try {
+      sent = s.client.run(c.script, c.keys as string[], c.args);
+    } catch (error) {
+      this.#inFlight -= c.items.length;
+      this.#settle(c);
+      this.#failAll(c, { failed: 'error', error }, s.clock.now());
+      return;
+    }
+    sent.then(
+      (reply) => this.#replied(c, reply),
+      (error: unknown) => {
+        this.#inFlight -= c.items.length;
+        if (c.done) return;
+        this.#settle(c);
+        this.#failAll(c, { failed: 'error', error }, s.clock.now());
+      },
+    );
+  }
+
+  #replied(c: Call, reply: unknown): void {
+    const s = this.#s;
+    const script = c.script;
+    this.#inFlight -= c.items.length;
+    // Late replies still tell the time (a take script ends with Redis's now).
+    const numbers =
+      c.done && !script.expires ? undefined : c.mixed ? toList(reply) : toNumbers(reply);
+    if (script.expires && numbers !== undefined) {
+      this.#time.observe(c.at, s.clock.now(), numbers[numbers.length - 1]!);
+    }
+    if (c.done) return;
+    this.#settle(c);
+    const now = s.clock.now();
+    // Redis ran it after the deadline it was given, and did nothing.
+    if (script.expires && numbers?.[0] === -1) {
+      this.#failAll(c, expired, now);
+      return;
+    }
+    const width = script.batch?.reply;
+    const n = c.items.length;
+    if (numbers === undefined || (width !== undefined && numbers.length !== n * width + 1)) {
+      this.#failAll(c, malformed(), now);
+      return;
+    }
+    if (this.#breaker.success()) s.onBreaker('closed');
+    if (width === undefined) {
+      c.items[0]!(numbers);
+      return;
+    }
+    for (let i = 0; i < n; i++) c.items[i]!(numbers.slice(i * width, i * width + width));
+  }
+
+  /** Each item of `c` fails, as a call of its own would (the breaker counts each). */
+  #failAll(c: Call, failure: CallFailure, now: number): void {
+    for (const item of c.items) item(this.#fail(failure, now));
   }
 
   #fail(failure: CallFailure, now: number): CallFailure {
@@ -203,7 +290,7 @@ export class CallGate {
     return failure;
   }
 
-  #settle(p: Pending): void {
+  #settle(p: Call): void {
     p.done = true;
     const q = this.#pending;
     while (this.#head < q.length && q[this.#head]!.done) this.#head++;
@@ -232,7 +319,7 @@ export class CallGate {
         // Timers may fire a fraction of a millisecond early.
         if (p.deadline - now > 0.5) break;
         p.done = true;
-        p.resolve(this.#fail(timedOut, now));
+        this.#failAll(p, timedOut, now);
       }
       this.#head++;
     }
@@ -243,4 +330,8 @@ export class CallGate {
     }
     this.#arm(q[this.#head]!.deadline - now);
   }
+}
+
+function push(to: (string | number)[], from: readonly (string | number)[]): void {
+  for (let i = 0; i < from.length; i++) to.push(from[i]!);
 }

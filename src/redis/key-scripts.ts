@@ -3,7 +3,8 @@
  * tokens (a reward or a penalty), forget the key. One script per algorithm reads and adjusts
  * (an adjustment of 0 only reads); each is a take script in shape (see `redis-script.ts`): it
  * carries the server-side expiry, so a call the store gave up on changes nothing, and its
- * reply ends with Redis's now.
+ * reply ends with Redis's now. Each reads its key's state with the Lua its take reads it with
+ * (`rate-lua.ts`).
  *
  * Every adjust reply: remaining (whole tokens, ≥ 0), retryAfterMs (0 when one is there now),
  * resetAfterMs (0 when full), server now in µs.
@@ -11,7 +12,14 @@
  * @module
  */
 import { nowUnlessExpired, redisScript } from './redis-script.js';
-import { slidingRead, slidingReset, slidingRetry, windowUs } from './rate-scripts.js';
+import {
+  fixedRead,
+  gcraRead,
+  slidingRead,
+  slidingReset,
+  slidingRetry,
+  windowUs,
+} from './rate-lua.js';
 
 /**
  * GCRA. KEYS: tat. ARGV: emission interval T in µs, burst B, tokens to add (negative: a
@@ -21,24 +29,19 @@ import { slidingRead, slidingReset, slidingRetry, windowUs } from './rate-script
 export const gcraAdjustScript = redisScript(
   'gcra-adjust',
   `
+local key = KEYS[1]
 local T = tonumber(ARGV[1])
 local B = tonumber(ARGV[2])
 local delta = tonumber(ARGV[3])
 ${nowUnlessExpired(4)}
-local tau = T * B
-local tat = now
-local stored = redis.call('GET', KEYS[1])
-if stored then
-  local s = tonumber(stored)
-  if s > now then tat = s end
-end
+${gcraRead}
 if delta ~= 0 then
   local newtat = math.ceil(tat - delta * T)
   if newtat <= now then
-    redis.call('DEL', KEYS[1])
+    redis.call('DEL', key)
     tat = now
   else
-    redis.call('SET', KEYS[1], string.format('%.0f', newtat), 'PX', math.ceil((newtat - now) / 1000))
+    redis.call('SET', key, string.format('%.0f', newtat), 'PX', math.ceil((newtat - now) / 1000))
     tat = newtat
   end
 end
@@ -63,23 +66,22 @@ return {remaining, retry, math.ceil(debt / 1000), now}
  */
 export const fixedWindowAdjustScript = redisScript(
   'fixed-window-adjust',
-  `${windowUs}
+  `
+local key = KEYS[1]
+${windowUs('ARGV[1]')}
 local N = tonumber(ARGV[2])
 local delta = tonumber(ARGV[3])
 ${nowUnlessExpired(4)}
-local w = math.floor(now / W)
-local c = 0
-local stored = redis.call('HMGET', KEYS[1], 'w', 'c')
-if stored[1] and tonumber(stored[1]) == w then c = tonumber(stored[2]) or 0 end
+${fixedRead}
 local reset = math.ceil(((w + 1) * W - now) / 1000)
 if delta ~= 0 then
   c = c - delta
   if c < 0 then c = 0 end
   if c == 0 then
-    redis.call('DEL', KEYS[1])
+    redis.call('DEL', key)
   else
-    redis.call('HSET', KEYS[1], 'w', string.format('%.0f', w), 'c', c)
-    redis.call('PEXPIRE', KEYS[1], reset + 1000)
+    redis.call('HSET', key, 'w', string.format('%.0f', w), 'c', c)
+    redis.call('PEXPIRE', key, reset + 1000)
   end
 end
 local remaining = N - c
@@ -102,7 +104,9 @@ return {remaining, retry, reset, now}
  */
 export const slidingWindowAdjustScript = redisScript(
   'sliding-window-adjust',
-  `${windowUs}
+  `
+local key = KEYS[1]
+${windowUs('ARGV[1]')}
 local N = tonumber(ARGV[2])
 local delta = tonumber(ARGV[3])
 ${nowUnlessExpired(4)}
@@ -111,10 +115,10 @@ if delta ~= 0 then
   cur = cur - delta
   if cur < 0 then cur = 0 end
   if cur == 0 and prev == 0 then
-    redis.call('DEL', KEYS[1])
+    redis.call('DEL', key)
   else
-    redis.call('HSET', KEYS[1], 'w', string.format('%.0f', w), 'c', cur, 'p', prev)
-    redis.call('PEXPIRE', KEYS[1], math.ceil((2 * W - into) / 1000) + 1000)
+    redis.call('HSET', key, 'w', string.format('%.0f', w), 'c', cur, 'p', prev)
+    redis.call('PEXPIRE', key, math.ceil((2 * W - into) / 1000) + 1000)
   end
   avail = N - counted - cur
   if avail < 0 then avail = 0 end

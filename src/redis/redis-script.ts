@@ -14,9 +14,26 @@
  * the store gave up on never charges. Every reply of a take script ends with Redis's now in
  * µs, from which the store learns how to write that expiry (see `redis-time.ts`).
  *
+ * The hot take scripts (the rate scripts, the lease acquire) are **batch scripts**: one call
+ * decides any number of items, each with its own keys and arguments in fixed-width groups
+ * (KEYS: `keys` per item; ARGV: `args` per item, then the one expiry and `nowUs`), replying
+ * `reply` numbers per item, then Redis's now. One item is the plain call, and a batch runs as
+ * one atomic script, item after item: the store sends the decisions made in one tick as one
+ * call (see `call-gate.ts`).
+ *
  * @module
  */
 import { createHash } from 'node:crypto';
+
+/** The fixed widths of one item of a batch script. */
+export interface BatchShape {
+  /** Keys per item. */
+  readonly keys: number;
+  /** Arguments per item. */
+  readonly args: number;
+  /** Numbers in each item's reply. */
+  readonly reply: number;
+}
 
 /** A script with its SHA1, ready for EVALSHA. */
 export interface RedisScript {
@@ -28,12 +45,41 @@ export interface RedisScript {
    * `{-1, now}` when Redis's time is past it, and end every reply with Redis's now (µs).
    */
   readonly expires: boolean;
+  /** Set on batch scripts (always take scripts): the widths of one item. */
+  readonly batch?: BatchShape;
 }
 
 /** `lua` named and hashed for EVALSHA; `expires` marks a take script. */
 export function redisScript(name: string, lua: string, expires = false): RedisScript {
   const sha = createHash('sha1').update(lua).digest('hex');
   return Object.freeze({ name, lua, sha, expires });
+}
+
+/**
+ * A batch take script from the Lua of one item, run once per item in order. In scope for
+ * `item`: `now` (µs), `k` (the item's first key is `KEYS[k + 1]`), `a` (its first argument is
+ * `ARGV[a + 1]`), and `out`/`o`: it writes its `shape.reply` numbers to `out[o + 1]`… and
+ * adds `shape.reply` to `o`. `do break end` ends an item early (it must have written its
+ * reply by then).
+ */
+export function batchScript(name: string, shape: BatchShape, item: string): RedisScript {
+  const lua = `
+local items = #KEYS / ${shape.keys}
+${nowUnlessExpired(`items * ${shape.args} + 1`)}
+local out = {}
+local o = 0
+for i = 0, items - 1 do
+  local k = i * ${shape.keys}
+  local a = i * ${shape.args}
+  repeat
+${item}
+  until true
+end
+out[o + 1] = now
+return out
+`;
+  const sha = createHash('sha1').update(lua).digest('hex');
+  return Object.freeze({ name, lua, sha, expires: true, batch: Object.freeze({ ...shape }) });
 }
 
 /** Lua that sets `now` in µs: the override in `arg` when given, else Redis's own clock. */
@@ -48,10 +94,14 @@ end`;
 
 /**
  * Lua that reads `now` (from the argument after the expiry), then stops at once if it is past
- * the expiry: the caller has given up on this call, so it must change nothing.
+ * the expiry: the caller has given up on this call, so it must change nothing. `expiryArg` is
+ * the expiry's index in ARGV, a number or a Lua expression.
  */
-export const nowUnlessExpired = (expiryArg: number): string => `${nowUs(`ARGV[${expiryArg + 1}]`)}
+export const nowUnlessExpired = (expiryArg: number | string): string => {
+  const next = typeof expiryArg === 'number' ? expiryArg + 1 : `${expiryArg} + 1`;
+  return `${nowUs(`ARGV[${next}]`)}
 local expiresAt = ARGV[${expiryArg}]
 if expiresAt ~= nil and expiresAt ~= '' and now > tonumber(expiresAt) then
   return {-1, now}
 end`;
+};

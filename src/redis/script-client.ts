@@ -46,6 +46,8 @@ export interface ScriptClient {
   runInOrder(script: RedisScript, keys: string[], args: Arg[]): Promise<unknown>;
   /** False while the client is disconnected: the store answers by policy without calling. */
   ready(): boolean;
+  /** True for a cluster client: one call's keys must then share a slot. @default false */
+  readonly cluster?: boolean;
 }
 
 /** Recognises `client` and wraps it; throws a config error naming `option` if neither fits. */
@@ -83,6 +85,7 @@ function ioredis(client: IoredisLike): ScriptClient {
     },
     runInOrder: (script, keys, args) => client.eval(script.lua, keys.length, ...keys, ...args),
     ready: () => client.status === 'ready',
+    cluster: (client as { isCluster?: unknown }).isCluster === true,
   };
 }
 
@@ -98,5 +101,7 @@ function nodeRedis(client: NodeRedisLike): ScriptClient {
     runInOrder: (script, keys, args) =>
       client.eval(script.lua, { keys, arguments: args.map(String) }),
     ready: () => client.isReady ?? client.isOpen ?? true,
+    // A cluster has masters; a client has none.
+    cluster: 'masters' in client,
   };
 }
