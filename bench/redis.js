@@ -1,20 +1,25 @@
 #!/usr/bin/env node
 // BENCHMARKS.md S7: the Redis store side by side with rate-limiter-flexible's RateLimiterRedis
 // in one run, on a Redis on loopback. Reports decisions per second from one process and from
-// three (64 calls in flight each), the latency a quota check adds (one at a time), overshoot
-// across 3 replicas offered 3x a quota, and the Redis calls the deny cache saves under a
-// greedy client. Peers are interleaved round by round so machine noise hits them alike.
+// three (64 calls in flight each), the ratio to RateLimiterRedis round by round, the latency
+// of a decision at half that rate (open loop) and one at a time, the concurrency lease
+// (acquire + release) beside redis-semaphore the same way, overshoot across 3 replicas offered
+// 3x a quota, and the Redis calls the deny cache saves under a greedy client. Peers are
+// interleaved round by round (after a warm-up round) so machine noise hits them alike.
 //
 // Usage: npm run build && node bench/redis.js [--seconds 2] [--rounds 3] [--port 6379] [--json]
+//   [--dist DIR] (a private build instead of dist/)
 // Needs a Redis on 127.0.0.1:<port> (keys go under spillway-bench:* and are deleted).
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { redisStore } from '../dist/redis/index.js';
+import { Semaphore } from 'redis-semaphore';
 
 const { values } = parseArgs({
   options: {
@@ -22,9 +27,13 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     port: { type: 'string', default: '6379' },
     json: { type: 'boolean', default: false },
+    dist: { type: 'string', default: fileURLToPath(new URL('../dist', import.meta.url)) },
     child: { type: 'string' },
   },
 });
+const { redisStore, redisConcurrencyLimit } = await import(
+  pathToFileURL(resolve(values.dist, 'redis/index.js')).href
+);
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const port = Number(values.port);
@@ -84,6 +93,51 @@ async function contender(name, prefix, policy) {
   });
   const decide = (key) => store.take(key, 1, policy);
   return { decide, close, store };
+}
+
+/**
+ * A lease contender: `(key) => Promise<unknown>` that acquires a lease on `key` (limit 5, so
+ * never refused under this load) and releases it, as each library lets a caller.
+ */
+async function leaseContender(name, prefix) {
+  const { client, close } = await ioredis();
+  if (name === 'redis-semaphore') {
+    const cycle = async (key) => {
+      const s = new Semaphore(client, `${prefix}:${key}`, 5, { acquireAttemptsLimit: 1 });
+      if (!(await s.tryAcquire())) return { ok: false };
+      await s.release();
+      return { ok: true };
+    };
+    return { decide: cycle, close };
+  }
+  const store = redisStore({ client, prefix, onError: 'closed', timeoutMs: 1_000 });
+  const limit = redisConcurrencyLimit({ store, name: 'lease', limit: 5, maxQueue: 0 });
+  const cycle = async (key) => {
+    const r = await limit.acquire({ key });
+    if (r.ok) r.permit.release();
+    return r;
+  };
+  return { decide: cycle, close };
+}
+
+/** Open loop: `perSec` decisions spread evenly over `ms`; latency of each from its start. */
+async function openLoop(decide, { perSec, ms, keyOf }) {
+  const lat = [];
+  const t0 = performance.now();
+  let issued = 0;
+  const pending = [];
+  while (performance.now() - t0 < ms) {
+    const due = Math.floor(((performance.now() - t0) * perSec) / 1000);
+    for (; issued < due; issued++) {
+      const t = performance.now();
+      pending.push(decide(keyOf(issued)).then(() => lat.push(performance.now() - t)));
+    }
+    await sleep(1);
+  }
+  await Promise.all(pending);
+  lat.sort((a, b) => a - b);
+  const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
+  return { perSec: (lat.length * 1000) / ms, p50: q(0.5), p99: q(0.99) };
 }
 
 /** Closed loop with `inFlight` concurrent callers for `ms`; latency per call in ms. */
@@ -164,30 +218,80 @@ const report = {
   machine: `${cpus().length} × ${cpus()[0]?.model}`,
   node: process.version,
   seconds,
+  loadAverageAtStart: loadavg().map((x) => +x.toFixed(2)),
 };
 const ms = seconds * 1000;
 const wide = { name: 'wide', ratePerSec: 1e6, burst: 1e6 }; // never refuses: pure cost
 const randomKey = (i) => ids[(i * 7919) % ids.length];
 const contenders = ['spillway-ioredis', 'spillway-node-redis', 'rlf-ioredis'];
+const leaseContenders = ['spillway-lease', 'redis-semaphore'];
+const med = (xs, f) => xs.map(f).sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** Median and range of `a[i] / b[i]` over rounds. */
+const ratios = (a, b) => {
+  const rs = a.map((x, i) => x.perSec / b[i].perSec).sort((x, y) => x - y);
+  return {
+    median: +rs[Math.floor(rs.length / 2)].toFixed(2),
+    min: +rs[0].toFixed(2),
+    max: +rs.at(-1).toFixed(2),
+  };
+};
 
 try {
   // 1. One process, 64 in flight; and 2. one call at a time (added latency on loopback).
   const built = {};
   for (const name of contenders) built[name] = await contender(name, `${prefix}:${name}`, wide);
-  const tput = Object.fromEntries(contenders.map((n) => [n, []]));
+  for (const name of leaseContenders) {
+    built[name] = await leaseContender(name, `${prefix}:${name}`);
+  }
+  const tput = Object.fromEntries([...contenders, ...leaseContenders].map((n) => [n, []]));
   const seq = Object.fromEntries(contenders.map((n) => [n, []]));
+  // Round 0 warms up (JIT, connections, script cache) and is not counted.
+  for (let r = 0; r <= rounds; r++) {
+    const order = r % 2 === 0 ? contenders : [...contenders].reverse();
+    for (const name of order) {
+      const t = await hammer(built[name].decide, { inFlight: 64, ms: ms / 2, keyOf: randomKey });
+      const s = await hammer(built[name].decide, { inFlight: 1, ms: ms / 4, keyOf: randomKey });
+      if (r > 0) {
+        tput[name].push(t);
+        seq[name].push(s);
+      }
+    }
+    const leaseOrder = r % 2 === 0 ? leaseContenders : [...leaseContenders].reverse();
+    for (const name of leaseOrder) {
+      const t = await hammer(built[name].decide, { inFlight: 64, ms: ms / 2, keyOf: randomKey });
+      if (r > 0) tput[name].push(t);
+    }
+  }
+  // Half of RateLimiterRedis's rate, offered open loop to each, interleaved.
+  const halfRate = Math.round(med(tput['rlf-ioredis'], (x) => x.perSec) / 2);
+  const atHalf = { 'spillway-ioredis': [], 'rlf-ioredis': [] };
   for (let r = 0; r < rounds; r++) {
-    for (const name of contenders) {
-      tput[name].push(
-        await hammer(built[name].decide, { inFlight: 64, ms: ms / 2, keyOf: randomKey }),
-      );
-      seq[name].push(
-        await hammer(built[name].decide, { inFlight: 1, ms: ms / 4, keyOf: randomKey }),
+    for (const name of r % 2 === 0 ? Object.keys(atHalf) : Object.keys(atHalf).reverse()) {
+      atHalf[name].push(
+        await openLoop(built[name].decide, { perSec: halfRate, ms: ms / 2, keyOf: randomKey }),
       );
     }
   }
-  for (const name of contenders) built[name].close();
-  const med = (xs, f) => xs.map(f).sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  for (const name of [...contenders, ...leaseContenders]) built[name].close();
+  report.ratioToRateLimiterRedis = {
+    'spillway-ioredis': ratios(tput['spillway-ioredis'], tput['rlf-ioredis']),
+    'spillway-node-redis': ratios(tput['spillway-node-redis'], tput['rlf-ioredis']),
+  };
+  report.atHalfRate = Object.entries(atHalf).map(([n, xs]) => ({
+    contender: n,
+    offeredPerSec: halfRate,
+    achievedPerSec: Math.round(med(xs, (x) => x.perSec)),
+    p50Ms: +med(xs, (x) => x.p50).toFixed(3),
+    p99Ms: +med(xs, (x) => x.p99).toFixed(3),
+    worstP99Ms: +Math.max(...xs.map((x) => x.p99)).toFixed(3),
+  }));
+  report.leases = leaseContenders.map((n) => ({
+    contender: n,
+    cyclesPerSec: Math.round(med(tput[n], (x) => x.perSec)),
+    p50Ms: +med(tput[n], (x) => x.p50).toFixed(3),
+    p99Ms: +med(tput[n], (x) => x.p99).toFixed(3),
+  }));
+  report.leaseRatio = ratios(tput['spillway-lease'], tput['redis-semaphore']);
   report.oneProcess = contenders.map((n) => ({
     contender: n,
     decisionsPerSec: Math.round(med(tput[n], (x) => x.perSec)),
@@ -309,7 +413,15 @@ if (values.json) {
     console.log(`\n${title}`);
     console.table(rows);
   };
+  console.log(`load average at start: ${report.loadAverageAtStart.join(', ')}`);
   show('One process, 64 in flight (median of rounds)', report.oneProcess);
+  show(
+    'Decisions/s over RateLimiterRedis, per round (median, min, max)',
+    report.ratioToRateLimiterRedis,
+  );
+  show("Open loop at half of RateLimiterRedis's rate", report.atHalfRate);
+  show('Concurrency lease, acquire + release, 64 in flight (median of rounds)', report.leases);
+  show('Lease cycles/s over redis-semaphore, per round', { ratio: report.leaseRatio });
   show('Added latency of one quota check, one at a time', report.addedLatencyOneAtATime);
   show('Three processes, 64 in flight each (sum)', report.threeProcesses);
   show('Overshoot: 3 replicas hammering one key', report.overshoot);
