@@ -9,7 +9,9 @@
 // random order every round, and each figure is divided by the bare `res.end()` 503 of the same
 // round: the VM's slow spells last seconds and move a whole round together, so the per-round
 // ratio is far steadier than either figure alone.
-// Usage: node bench/http-cost.js [--rounds 15] [--seconds 1] [--connections 32] [--only a,b] [--json]
+// Usage: node bench/http-cost.js [--rounds 15] [--seconds 1] [--connections 32] [--only a,b]
+//          [--dist dist] [--json]
+// --dist: the build the servers load, a folder at the repository's root (default dist).
 import { execFileSync, spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { cpus } from 'node:os';
@@ -23,6 +25,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '1' },
     connections: { type: 'string', default: '32' },
     only: { type: 'string' },
+    dist: { type: 'string', default: 'dist' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -51,8 +54,8 @@ const cases = pickHttpCases(values.only);
 function startServer(kind) {
   const script = new URL('./lib/http-servers.js', import.meta.url).pathname;
   const [cmd, args] = hasTaskset
-    ? ['taskset', ['-c', '0', process.execPath, script, kind]]
-    : [process.execPath, [script, kind]];
+    ? ['taskset', ['-c', '0', process.execPath, script, kind, values.dist]]
+    : [process.execPath, [script, kind, values.dist]];
   const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('error', reject);

@@ -15,7 +15,8 @@
 // at once (counts do not depend on contention). The request holding a 503 case's only slot
 // comes from this process (see lib/hold-slot.js).
 // Usage: node bench/diagnostics/http-instructions.js [--requests 10000] [--warmup 20000]
-//          [--only a,b] [--json]
+//          [--only a,b] [--dist dist] [--json]
+// --dist: the build the servers load, a folder at the repository's root (default dist).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -30,6 +31,7 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '10000' },
     warmup: { type: 'string', default: '20000' },
     only: { type: 'string' },
+    dist: { type: 'string', default: 'dist' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -106,6 +108,7 @@ async function count(kind) {
       '--max-semi-space-size=16',
       new URL('../lib/http-servers.js', import.meta.url).pathname,
       kind,
+      values.dist,
     ],
     { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] },
   );

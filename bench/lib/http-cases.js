@@ -8,6 +8,8 @@ export const httpCases = [
   'spillway node 200',
   'spillway node 429',
   'spillway node 503',
+  'spillway node 429 ignored',
+  'spillway node 429 serve bounded',
   'spillway node 200 + context',
   'spillway node 429 + context',
   'spillway node 503 + context',
@@ -33,12 +35,14 @@ export const httpCases = [
 ];
 
 /**
- * The cases whose names contain one of the comma-separated substrings of `only` (all of them
- * when `only` is undefined); the bare 503 every ratio is taken against always stays in.
+ * The cases whose names contain one of the comma-separated substrings of `only`, or equal one
+ * written `=name` (all of them when `only` is undefined); the bare 503 every ratio is taken
+ * against always stays in.
  */
 export function pickHttpCases(only) {
   const wanted = only?.split(',');
+  const matches = (c, w) => (w.startsWith('=') ? c === w.slice(1) : c.includes(w));
   return wanted
-    ? httpCases.filter((c) => c === 'bare 503' || wanted.some((w) => c.includes(w)))
+    ? httpCases.filter((c) => c === 'bare 503' || wanted.some((w) => matches(c, w)))
     : httpCases;
 }

@@ -1,17 +1,22 @@
 // The servers S8 measures, one per process: `node bench/lib/http-servers.js <case>`. Each answers
 // every request the same way (a 200, a 429 or a 503), reports over IPC its port and whether the
 // driver must first hold its only slot (the 503 cases; see hold-slot.js), and answers
-// {cmd: 'cpu'} with its process.cpuUsage(), so the parent can take CPU per response.
+// {cmd: 'cpu'} with its process.cpuUsage(), so the parent can take CPU per response. A third
+// argument names the build to load instead of dist/ (a folder at the repository's root, say a
+// private `.dist-<name>`), so a change can be measured without rebuilding the shared dist/.
 import { Server, createServer } from 'node:http';
-import { admission } from '../../dist/node/index.js';
 
 const kind = process.argv[2];
+const dist = new URL(`../../${process.argv[3] ?? 'dist'}/`, import.meta.url);
+/** A module of the build under test, by its path inside the build (`node/index.js`). */
+const fromBuild = (path) => import(new URL(path, dist).href);
+const { admission } = await fromBuild('node/index.js');
 
 /** Records `guard`'s decisions with spillway/otel into the OpenTelemetry SDK, for the process's life. */
 async function observe(guard) {
   const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
   const { PrometheusExporter } = await import('@opentelemetry/exporter-prometheus');
-  const { otelMetrics } = await import('../../dist/otel/index.js');
+  const { otelMetrics } = await fromBuild('otel/index.js');
   const meterProvider = new MeterProvider({
     readers: [new PrometheusExporter({ preventServerStart: true })],
   });
@@ -84,6 +89,38 @@ const cases = {
     const guard = admission({ limit: 1, penaltyBox: false });
     return { server: createServer(guard.handle(holdForever)), hold: true };
   },
+  // A client that ignores its 429s, against a guard with the default penalty box: within a
+  // few requests it is escalated up the ladder and stays at the top step (every request a
+  // violation), so this is the refusal an abusive client gets.
+  'spillway node 429 ignored': () => {
+    const guard = admission({ quota: { ratePerSec: 0.001, burst: 1 } });
+    return createServer(guard.handle((_req, res) => res.end(body)));
+  },
+  // The same client against `spillway serve bounded` as it is configured (its guard's options
+  // from the CLI; the database a 30 ms wait): a quota of 150/s and 15 that admits some of the
+  // client's requests, a concurrency limit of 10 with a line, a key function, exempt paths.
+  'spillway node 429 serve bounded': async () => {
+    const { boundedOptions } = await fromBuild('cli/serve/reference-options.js');
+    const guard = admission(
+      boundedOptions({
+        mode: 'bounded',
+        framework: 'node',
+        connections: 10,
+        serviceMs: 30,
+        work: 'db',
+        clientRatePerSec: 150,
+        clientBurst: 15,
+      }),
+    );
+    // With its length, so the instruction count's driver (which reads Content-Length) can parse it.
+    const ok = ['content-type', 'application/json', 'content-length', '11'];
+    return createServer(
+      guard.handle(async (_req, res) => {
+        await new Promise((r) => setTimeout(r, 30));
+        res.writeHead(200, ok).end('{"ok":true}');
+      }),
+    );
+  },
   // The same guards entering each request's ambient context (`ambientContext: true`, as a
   // default guard does once the process has a dependency): what that costs on Node 20 and 22,
   // where it turns on async hooks (BENCHMARKS.md, "Ambient context").
@@ -122,7 +159,7 @@ const cases = {
   },
   'spillway express 429': async () => {
     const { default: express } = await import('express');
-    const { spillway } = await import('../../dist/express/index.js');
+    const { spillway } = await fromBuild('express/index.js');
     const app = express();
     app.use(spillway({ quota: { ratePerSec: 0.001, burst: 1 }, penaltyBox: false }));
     app.get('/{*p}', (_req, res) => res.send(body));
@@ -130,7 +167,7 @@ const cases = {
   },
   'spillway express 503': async () => {
     const { default: express } = await import('express');
-    const { spillway } = await import('../../dist/express/index.js');
+    const { spillway } = await fromBuild('express/index.js');
     const app = express();
     const guard = spillway({ limit: 1, penaltyBox: false });
     app.get('/{*p}', guard.route(holdForever));
@@ -138,7 +175,7 @@ const cases = {
   },
   'spillway fastify 429': async () => {
     const { default: Fastify } = await import('fastify');
-    const { fastifySpillway } = await import('../../dist/fastify/index.js');
+    const { fastifySpillway } = await fromBuild('fastify/index.js');
     const app = Fastify();
     await app.register(fastifySpillway, {
       quota: { ratePerSec: 0.001, burst: 1 },
@@ -149,7 +186,7 @@ const cases = {
   },
   'spillway fastify 503': async () => {
     const { default: Fastify } = await import('fastify');
-    const { fastifySpillway } = await import('../../dist/fastify/index.js');
+    const { fastifySpillway } = await fromBuild('fastify/index.js');
     const app = Fastify();
     await app.register(fastifySpillway, { limit: 1, penaltyBox: false });
     app.get('/*', holdForever);
@@ -169,7 +206,7 @@ const cases = {
   },
   'spillway koa 429': async () => {
     const { default: Koa } = await import('koa');
-    const { spillway } = await import('../../dist/koa/index.js');
+    const { spillway } = await fromBuild('koa/index.js');
     const app = new Koa();
     app.use(spillway({ quota: { ratePerSec: 0.001, burst: 1 }, penaltyBox: false }));
     app.use((ctx) => {
@@ -179,7 +216,7 @@ const cases = {
   },
   'spillway koa 503': async () => {
     const { default: Koa } = await import('koa');
-    const { spillway } = await import('../../dist/koa/index.js');
+    const { spillway } = await fromBuild('koa/index.js');
     const app = new Koa();
     app.use(spillway({ limit: 1, penaltyBox: false }));
     app.use(holdForever);
@@ -195,7 +232,7 @@ const cases = {
   'spillway hono 429': async () => {
     const { Hono } = await import('hono');
     const { createAdaptorServer } = await import('@hono/node-server');
-    const { spillway } = await import('../../dist/hono/index.js');
+    const { spillway } = await fromBuild('hono/index.js');
     const app = new Hono();
     app.use(spillway({ quota: { ratePerSec: 0.001, burst: 1 }, penaltyBox: false }));
     app.get('*', (c) => c.text(body));
@@ -204,7 +241,7 @@ const cases = {
   'spillway hono 503': async () => {
     const { Hono } = await import('hono');
     const { createAdaptorServer } = await import('@hono/node-server');
-    const { spillway } = await import('../../dist/hono/index.js');
+    const { spillway } = await fromBuild('hono/index.js');
     const app = new Hono();
     app.use(spillway({ limit: 1, penaltyBox: false }));
     app.get('*', holdForever);
