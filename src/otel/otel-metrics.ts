@@ -28,13 +28,7 @@ import {
 } from '../channels/channels.js';
 import type { Admission } from '../node/index.js';
 import type { Dependency } from '../client/index.js';
-import {
-  attributeNames as a,
-  circuitStates,
-  instrumentNames as n,
-  leaseDurationBuckets,
-  timeInQueueBuckets,
-} from './instruments.js';
+import { attributeNames as a, circuitStates, createInstruments } from './instruments.js';
 import { PendingSums } from './pending-sums.js';
 import { Subscriptions } from './subscriptions.js';
 
@@ -106,55 +100,19 @@ class Recorder implements OtelMetrics {
     deps: readonly ObservedDependency[],
   ) {
     const meter = provider.getMeter('spillway');
-    const requests = meter.createCounter(n.requests, {
-      unit: '{request}',
-      description:
-        'Admission decisions, by route, result (admitted or the refusal reason) and criticality.',
-    });
-    const active = meter.createUpDownCounter(n.activeRequests, {
-      unit: '{request}',
-      description: 'Admitted requests holding a slot.',
-    });
-    const queued = meter.createUpDownCounter(n.queuedRequests, {
-      unit: '{request}',
-      description: 'Requests waiting in line for a slot.',
-    });
-    const timeInQueue = meter.createHistogram(n.timeInQueue, {
-      unit: 's',
-      description: 'Time requests spent in line, by how they left it.',
-      advice: { explicitBucketBoundaries: [...timeInQueueBuckets] },
-    });
-    const lease = meter.createHistogram(n.leaseDuration, {
-      unit: 's',
-      description: 'How long admitted requests held their slot.',
-      advice: { explicitBucketBoundaries: [...leaseDurationBuckets] },
-    });
-    const falsePositive = meter.createCounter(n.falsePositive, {
-      unit: '{request}',
-      description:
-        'Shed or overload refusals made while the route had a free slot and an empty line.',
-    });
-    const attempts = meter.createCounter(n.attempts, {
-      unit: '{attempt}',
-      description: 'Attempts of dependency calls, by outcome; retries apart.',
-    });
-    const quota = meter.createCounter(n.quotaDecisions, {
-      unit: '{decision}',
-      description: 'Per-client quota decisions, and whether a degraded store made them.',
-    });
-    const limit = meter.createObservableGauge(n.limit, {
-      unit: '{request}',
-      description:
-        'The concurrency limit in force, per route or dependency (adaptive limits move).',
-    });
-    const budget = meter.createObservableGauge(n.retryBudget, {
-      unit: '{retry}',
-      description: 'Retries the dependency’s budget would allow now.',
-    });
-    const circuit = meter.createObservableGauge(n.circuitState, {
-      unit: '1',
-      description: 'A dependency’s circuit breaker: 1 for the state it is in, 0 for the others.',
-    });
+    const {
+      requests,
+      activeRequests: active,
+      queuedRequests: queued,
+      timeInQueue,
+      leaseDuration: lease,
+      falsePositive,
+      attempts,
+      quotaDecisions: quota,
+      limit,
+      retryBudget: budget,
+      circuitState: circuit,
+    } = createInstruments(meter);
 
     // Counters and UpDownCounters are summed here per attribute set and handed to the SDK
     // when it collects (see pending-sums.ts); histograms record each value.
