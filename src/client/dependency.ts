@@ -11,7 +11,8 @@
  *
  * The rooms: `settings.ts` (options → settings), `client.ts` (the one path of a call),
  * `attempt.ts` (a call's and an attempt's records, and the verdict an attempt ends with),
- * `gates.ts` (the breaker and the throttle in an attempt's way), `work.ts` (`fetch` and `call`
+ * `attempt-end.ts` (that verdict recorded with each part, the attempt's place freed),
+ * `retries-after.ts` (the retry loop after a failed first attempt), `gates.ts` (the breaker and the throttle in an attempt's way), `work.ts` (`fetch` and `call`
  * as work), `call-state.ts` (a call's options, with what the ambient context fills in),
  * `fallback.ts` (`retryOn`'s held answer and the fallback, at a call's end), `base-url.ts`,
  * `types.ts` (the public shapes).
