@@ -207,6 +207,24 @@ export interface RefusalMessage {
 }
 
 /**
+ * `spillway:retry-storm`: a route's arrivals entered or left a retry storm — most of what
+ * arrives has already been tried (`Spillway-Attempt` 2 or more), so the pool behind its callers
+ * is overloaded, not just this process. Published by the guard when its decision flips, at an
+ * arrival; while `entered`, the route's refusals for load (`capacity`, `shed`, `overloaded`)
+ * say `never` instead of `later` or `elsewhere`.
+ */
+export interface RetryStormMessage {
+  /** The route's name. */
+  readonly route: string;
+  /** `entered`: refusals for load now say `never`; `left`: they say what they said before. */
+  readonly state: 'entered' | 'left';
+  /** Retries' share of the route's arrivals (decayed), from 0 to 1, when it flipped. */
+  readonly retryShare: number;
+  /** The decayed weight of the route's arrivals when it flipped (about rate × half-life / ln 2). */
+  readonly arrivals: number;
+}
+
+/**
  * A channel as its publisher and subscribers see it: Node's `Channel`, typed with its message.
  * Subscribe by name with `diagnostics_channel.subscribe(name, fn)` just the same.
  */
@@ -234,6 +252,7 @@ export const channelNames = {
   storeRecovered: 'spillway:store:recovered',
   penalty: 'spillway:penalty',
   refusal: 'spillway:http:refusal',
+  retryStorm: 'spillway:retry-storm',
 } as const;
 
 /** Node's channel of that name, typed with its message. */
@@ -273,3 +292,5 @@ export const storeRecoveredChannel = typed<StoreRecoveredMessage>(channelNames.s
 export const penaltyChannel = typed<PenaltyMessage>(channelNames.penalty);
 /** `spillway:http:refusal` (see {@link RefusalMessage}). */
 export const refusalChannel = typed<RefusalMessage>(channelNames.refusal);
+/** `spillway:retry-storm` (see {@link RetryStormMessage}). */
+export const retryStormChannel = typed<RetryStormMessage>(channelNames.retryStorm);

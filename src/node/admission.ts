@@ -26,7 +26,8 @@ import { quotaKeys, type QuotaKeys } from './quota-keys.js';
 import type { EventLoopMonitor } from './event-loop-monitor.js';
 import { exemptContext, type Admitted, type RequestContext } from './request-context.js';
 import { writeRefusal } from './write-refusal.js';
-import { RouteTable, buildRoute, type RouteOptions } from './route.js';
+import { RouteTable, buildRoute, type Route, type RouteOptions } from './route.js';
+import { watchStorm } from './storm-signal.js';
 import { runTraced, traced } from './trace-request.js';
 
 /** A request handler run under admission; return a promise that settles when the work is done. */
@@ -85,7 +86,8 @@ export interface Admission {
   readonly eventLoop: EventLoopMonitor | undefined;
   /**
    * Stops background work (the event-loop monitor the guard started) and stops publishing an
-   * adaptive limit's moves on `spillway:limit:change`. Idempotent.
+   * adaptive limit's moves on `spillway:limit:change` and the routes' retry-storm flips on
+   * `spillway:retry-storm`. Idempotent.
    */
   close(): void;
 }
@@ -128,6 +130,7 @@ class Guard implements Admission {
     );
     this.#checks = new Checks(this.#s, this.#routes);
     this.#watch(bridgeLimit({ route: defaultRouteName }, o.limit));
+    this.#watchStorm(this.#routes.fallback);
     this.#watchPenalties();
     for (const route of o.routes ?? []) this.addRoute(route);
   }
@@ -142,6 +145,7 @@ class Guard implements Admission {
     const route = buildRoute(name, options, { base: this.#o, clock: this.#s.clock });
     this.#routes.add(options.match, options.method?.toUpperCase(), route);
     this.#watch(bridgeLimit({ route: name }, options.limit ?? this.#o.limit));
+    this.#watchStorm(route);
     return name;
   }
 
@@ -264,6 +268,11 @@ class Guard implements Admission {
 
   #watch(subscription: Subscription | undefined): void {
     if (subscription !== undefined) this.#watches.push(subscription);
+  }
+
+  /** Publishes a route's retry-storm flips on `spillway:retry-storm`. */
+  #watchStorm(route: Route): void {
+    if (route.storm !== undefined) this.#watch(watchStorm(route.name, route.storm));
   }
 
   /** Publishes the penalty box's steps on `spillway:penalty` (the key only if asked). */

@@ -38,6 +38,7 @@ import {
 import { publishRefusal, refusalChannel, type RefusalSubject } from './refusal-channel.js';
 import { ProcessChecks, processOverloaded } from './process-checks.js';
 import { Admitted, clientGone, type ContextInit } from './request-context.js';
+import { inStorm } from './storm-signal.js';
 import { requestFields } from './request-fields.js';
 import type { Route, RouteTable } from './route.js';
 import { setRateLimitFields, type QuotaVerdict } from './route-quota.js';
@@ -181,6 +182,9 @@ export class Checks implements Landing<AdmitResult> {
     const { route, rank } = p;
     // After an asynchronous step its `close` has come and gone: no slot, no line for it.
     if (p.arrivedAt !== undefined && clientGone(p.res)) return this.#abandoned(p);
+    // What competes for the route's capacity is counted (a client's quota refusals are not).
+    // Its arrival time is the one the context starts from, if it is admitted.
+    route.storm?.record(p.attempt, (p.arrivedAt ??= this.#s.clock.now()));
     const criticality = criticalities[rank]!;
     const proc = this.#process;
     if (proc.sheds(criticality)) return this.#refuse(processOverloaded, p);
@@ -317,11 +321,19 @@ export class Checks implements Landing<AdmitResult> {
    * the request, or, after a wait in line, what its context was to start from.
    */
   #refuse(refusal: Refusal, about: Arrival | ContextInit, closeConnection = false): AdmitResult {
+    // In a retry storm a refusal for load says `never`; a client over its share keeps `later`.
+    if (this.#stormOf(about)?.active === true && refusal !== overShare) refusal = inStorm(refusal);
     const response = refusalResponse(refusal, this.#names);
     if (refusalChannel.hasSubscribers) publishRefusal(refusal, response, this.#subjectOf(about));
     if (admissionChannel.hasSubscribers) this.#publishDecision(about, { refusal, response });
     this.#s.hooks?.refused(refusal, response, { about, keyOf: this.#keyOfAbout });
     return { admitted: false, refusal, response, closeConnection };
+  }
+
+  /** The retry-storm signal of the route `about` was decided on. */
+  #stormOf(about: Arrival | ContextInit): Route['storm'] {
+    const route = about.route;
+    return typeof route === 'string' ? this.#routes.byName(route)?.storm : route.storm;
   }
 
   /** The key `onRefused` is told: the context's, or worked out now (it may throw). */

@@ -11,6 +11,7 @@ export type { EscalatedInfo, GuardHookOptions, RefusedInfo } from './guard-hooks
 export type { QuotaKeys, QuotaKeyState } from './quota-keys.js';
 export type { AdmitResult } from './admit-result.js';
 export { refusalChannel, type RefusalMessage } from './refusal-channel.js';
+export type { RetryStormOptions } from './storm-signal.js';
 export { writeRefusal } from './write-refusal.js';
 export { clientAddress, clientKey, type TrustProxy } from './client-address.js';
 export {

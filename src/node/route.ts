@@ -20,6 +20,11 @@ import {
 } from '../index.js';
 import { quotaSpec, type QuotaOptions } from './quota-options.js';
 import { RouteQuota, type RateLimitHeaders } from './route-quota.js';
+import {
+  Storm,
+  retryStormSettings,
+  type RetryStormOptions,
+} from '../core/retry-storm/retry-storm.js';
 
 export type { QuotaOptions } from './quota-options.js';
 
@@ -67,6 +72,15 @@ export interface RouteSettings {
    * (`borrow`: unless the slot is free and nobody waits); `false` for none. @default false
    */
   readonly tenantShare?: TenantShareOptions | false;
+  /**
+   * The retry-storm signal: while retries (`Spillway-Attempt` ≥ 2) are more than `retryShare`
+   * of the route's arrivals (decayed over `halfLifeMs`, at least `minArrivals` of them), its
+   * refusals for load (`capacity`, `shed`, `overloaded`) say `never` instead of `later` or
+   * `elsewhere`, until the share falls to `leaveShare`; `false` to keep them as they are. A
+   * route's value replaces the guard's. See docs/http.md, "Retry storms".
+   * @default {} (on: retryShare 0.5, leaveShare 0.3, minArrivals 20, halfLifeMs 2_000)
+   */
+  readonly retryStorm?: Omit<RetryStormOptions, 'clock'> | false;
 }
 
 /** A route: what it matches, and its settings. */
@@ -98,6 +112,8 @@ export interface Route {
   readonly lineAllowance: readonly number[];
   /** Slots held per client key, when the route isolates them (`tenantShare`). */
   readonly tenants: TenantShares | undefined;
+  /** The retry-storm signal over the route's arrivals, unless turned off (`retryStorm`). */
+  readonly storm: Storm | undefined;
 }
 
 const defaultShares: Record<Criticality, number> = {
@@ -154,6 +170,11 @@ export function buildRoute(
     );
   }
   const tenants = shareOption === false ? undefined : new TenantShares(name, shareOption);
+  const stormOption = pick('retryStorm') ?? {};
+  const storm =
+    stormOption === false
+      ? undefined
+      : new Storm(retryStormSettings(stormOption, `${name}.retryStorm.`), clock);
   const deadlineMs = pick('deadlineMs') ?? 30_000;
   if (typeof deadlineMs !== 'number' || !(deadlineMs > 0) || !Number.isFinite(deadlineMs)) {
     throw new SpillwayConfigError(
@@ -205,6 +226,7 @@ export function buildRoute(
     defaultCriticality: fallback,
     lineAllowance,
     tenants,
+    storm,
   };
 }
 
