@@ -253,7 +253,8 @@ export class Checks implements Landing<AdmitResult> {
   #start(p: Arrival, permit: Permit): AdmitResult {
     let init: ContextInit;
     try {
-      // Built after the permit, so a capacity refusal never pays for the key or the clock.
+      // Built after the permit, so a capacity refusal never pays for the key (nor the clock,
+      // unless the route counts arrivals for the retry-storm signal: then it was read already).
       init = this.#init(p);
     } catch (error) {
       permit.release('ignored');
