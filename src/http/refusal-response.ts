@@ -35,7 +35,10 @@ export interface RefusalResponse {
  * A response's strings and what they were built from. Building them is most of a refusal's own
  * cost, and under overload refusals come in runs with the same reason, wait and quota fields
  * (the wait is in whole ms, and a refused client's fields change once a second), so the last
- * set built is kept and reused while all of these stay the same.
+ * set built for each reason is kept and reused while all of these stay the same. One set per
+ * reason, not one in all: refusals of different reasons interleave (an escalated client's
+ * `blocked` between polite clients' `quota`, a `capacity` 503 among 429s), and with a single
+ * set each change of reason rebuilt the strings of the next refusal.
  */
 interface Strings {
   readonly reason: RefusalReason;
@@ -61,7 +64,8 @@ interface Strings {
   tail: string | undefined;
 }
 
-let lastStrings: Strings | undefined;
+/** The last strings built, by reason (a handful of reasons: bounded). */
+const lastStrings: Partial<Record<RefusalReason, Strings>> = {};
 
 /** What an adapter splices into a head it has from its server: see {@link readyRefusalOf}. */
 export interface ReadyRefusal {
@@ -143,11 +147,10 @@ export function refusalResponse(
   // `retryAfterMs` in the body, and `Retry-After`, only when retrying here later makes sense.
   const retryAfterMs =
     signal === 'later' ? Math.max(1, Math.ceil(refusal.retryAfterMs ?? 1000)) : undefined;
-  let s = lastStrings;
+  let s = lastStrings[reason];
   if (
     s === undefined ||
     refusal.detail !== undefined ||
-    s.reason !== reason ||
     s.signal !== signal ||
     s.retryAfterMs !== retryAfterMs ||
     s.retryName !== names.retry ||
@@ -159,7 +162,7 @@ export function refusalResponse(
       { reason, signal, retryAfterMs, retryName: names.retry, policy, now, violated },
       refusal,
     );
-    if (refusal.detail === undefined) lastStrings = s;
+    if (refusal.detail === undefined) lastStrings[reason] = s;
   }
   return new BuiltRefusal(s);
 }

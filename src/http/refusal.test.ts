@@ -79,6 +79,23 @@ describe('refusalResponse', () => {
     expect(Number(headerMap(r.headers)['content-length'])).toBe(Buffer.byteLength(r.body));
   });
 
+  it("refusals of different reasons interleaved reuse each reason's strings, bytes unchanged", () => {
+    const quota = { policy: '"q";q=1;w=1', now: '"q";r=0;t=1', violated: ['q'] };
+    const blocked = () => refusalResponse({ reason: 'blocked', retryAfterMs: 60_000 });
+    const polite = () => refusalResponse({ reason: 'quota', retryAfterMs: 700, quota });
+    const first = [blocked(), polite()];
+    const again = [blocked(), polite()];
+    for (let i = 0; i < 2; i++) {
+      // The same strings, not rebuilt ones: an escalated client's refusal between polite
+      // clients' no longer costs the next refusal a rebuild.
+      expect(readyRefusalOf(again[i]!)).toBe(readyRefusalOf(first[i]!));
+      expect(again[i]!.headers).toEqual(first[i]!.headers);
+      expect(again[i]!.body).toBe(first[i]!.body);
+    }
+    expect(JSON.parse(first[0]!.body)).toMatchObject({ status: 429, retryAfterMs: 60_000 });
+    expect(headerMap(first[1]!.headers)['ratelimit']).toBe('"q";r=0;t=1');
+  });
+
   it('fields formatted elsewhere are checked before they go out as ready lines', () => {
     const bad = refusalResponse({
       reason: 'quota',
