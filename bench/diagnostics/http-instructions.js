@@ -13,7 +13,10 @@
 // server answers W requests to warm up over 8 keep-alive connections, then its counters are
 // zeroed, it answers N more over the same connections, and the count is read. Two servers run
 // at once (counts do not depend on contention). The request holding a 503 case's only slot
-// comes from this process (see lib/hold-slot.js).
+// comes from this process (see lib/hold-slot.js). The collector's share is counted apart (its
+// own functions, from callgrind_annotate): a scavenge is one large lump, so whether one lands
+// among the counted requests can move a total by more than a change being looked for, and the
+// counts without it are the ones to compare.
 // Usage: node bench/diagnostics/http-instructions.js [--requests 10000] [--warmup 20000]
 //          [--only a,b] [--dist dist] [--json]
 // --dist: the build the servers load, a folder at the repository's root (default dist).
@@ -128,7 +131,32 @@ async function count(kind) {
   child.kill('SIGKILL');
   const file = readdirSync(dir).find((f) => f.startsWith(`${prefix}.${child.pid}.`));
   const summary = /^summary: (\d+)$/m.exec(readFileSync(join(dir, file), 'utf8'));
-  return Number(summary[1]) / requests;
+  return { total: Number(summary[1]) / requests, gc: collectorShare(join(dir, file)) / requests };
+}
+
+// The collector's own functions (scavenges, marking, sweeping, the write barrier), wherever they
+// ran: a scavenge is a large lump, and whether one or two land among the counted requests moves
+// a total by more than the difference being looked for.
+const collector =
+  /v8::internal::(Scaveng|Mark|Sweeper|Heap::|ConcurrentMarking|IncrementalMarking|Evacuat|RememberedSet|PretenuringHandler|LiveObjectRange|BodyDescriptor|HeapObject::SizeFromMap|SemiSpace|PagedSpace|MemoryAllocator|ArrayBufferSweeper|GlobalHandles|\w*Visitor)|heap::base::|Builtins_RecordWrite/;
+
+/** Instructions the collector's own functions executed in `file` (callgrind_annotate, self cost). */
+function collectorShare(file) {
+  let out;
+  try {
+    out = execFileSync('callgrind_annotate', ['--threshold=100', '--inclusive=no', file], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    });
+  } catch {
+    return NaN;
+  }
+  let sum = 0;
+  for (const line of out.split('\n')) {
+    const m = /^\s*([\d,]+)\s+\([^)]*\)\s+(.*)$/.exec(line);
+    if (m && collector.test(m[2])) sum += Number(m[1].replaceAll(',', ''));
+  }
+  return sum;
 }
 
 const results = new Map();
@@ -146,22 +174,30 @@ if (process.env.KEEP_CALLGRIND === undefined) rmSync(dir, { recursive: true, for
 else process.stderr.write(`callgrind files kept in ${dir}\n`);
 
 const bare = results.get('bare 503');
-const rows = cases.map((kind) => ({
-  kind,
-  instructionsPerResponse: Math.round(results.get(kind)),
-  ratio: results.get(kind) / bare,
-}));
+const rows = cases.map((kind) => {
+  const { total, gc } = results.get(kind);
+  return {
+    kind,
+    instructionsPerResponse: Math.round(total),
+    ratio: total / bare.total,
+    collectorPerResponse: Math.round(gc),
+    withoutCollector: Math.round(total - gc),
+    withoutCollectorRatio: (total - gc) / (bare.total - bare.gc),
+  };
+});
 if (values.json) {
   console.log(JSON.stringify({ node: process.version, requests, warmup, rows }, null, 2));
 } else {
   console.log(
     `Node ${process.version}; user-space instructions per response, ${warmup} warm-up and ${requests} counted requests per server.\n`,
   );
-  console.log('| server | instructions per response | × bare 503 |');
-  console.log('|---|---:|---:|');
+  console.log(
+    '| server | instructions per response | × bare 503 | of which the collector | without the collector | × bare 503 without |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     console.log(
-      `| ${r.kind} | ${r.instructionsPerResponse.toLocaleString('en')} | ${r.ratio.toFixed(3)} |`,
+      `| ${r.kind} | ${r.instructionsPerResponse.toLocaleString('en')} | ${r.ratio.toFixed(3)} | ${r.collectorPerResponse.toLocaleString('en')} | ${r.withoutCollector.toLocaleString('en')} | ${r.withoutCollectorRatio.toFixed(3)} |`,
     );
   }
 }

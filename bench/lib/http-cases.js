@@ -10,6 +10,7 @@ export const httpCases = [
   'spillway node 503',
   'spillway node 429 ignored',
   'spillway node 429 serve bounded',
+  'spillway node 429 serve bounded refused only',
   'spillway node 200 + context',
   'spillway node 429 + context',
   'spillway node 503 + context',

@@ -22,6 +22,19 @@ async function observe(guard) {
   });
   otelMetrics({ meterProvider, routes: [guard] });
 }
+/** The guard options of `spillway serve bounded` at its defaults, with this per-client quota. */
+async function serveBounded(clientRatePerSec, clientBurst) {
+  const { boundedOptions } = await fromBuild('cli/serve/reference-options.js');
+  return boundedOptions({
+    mode: 'bounded',
+    framework: 'node',
+    connections: 10,
+    serviceMs: 30,
+    work: 'db',
+    clientRatePerSec,
+    clientBurst,
+  });
+}
 const never = new Promise(() => {});
 const body = 'ok';
 
@@ -100,18 +113,7 @@ const cases = {
   // from the CLI; the database a 30 ms wait): a quota of 150/s and 15 that admits some of the
   // client's requests, a concurrency limit of 10 with a line, a key function, exempt paths.
   'spillway node 429 serve bounded': async () => {
-    const { boundedOptions } = await fromBuild('cli/serve/reference-options.js');
-    const guard = admission(
-      boundedOptions({
-        mode: 'bounded',
-        framework: 'node',
-        connections: 10,
-        serviceMs: 30,
-        work: 'db',
-        clientRatePerSec: 150,
-        clientBurst: 15,
-      }),
-    );
+    const guard = admission(await serveBounded(150, 15));
     // With its length, so the instruction count's driver (which reads Content-Length) can parse it.
     const ok = ['content-type', 'application/json', 'content-length', '11'];
     return createServer(
@@ -120,6 +122,12 @@ const cases = {
         res.writeHead(200, ok).end('{"ok":true}');
       }),
     );
+  },
+  // The same guard with a quota that admits nothing after the first request: its refusal alone,
+  // without the admitted requests the row above averages in.
+  'spillway node 429 serve bounded refused only': async () => {
+    const guard = admission(await serveBounded(0.001, 1));
+    return createServer(guard.handle((_req, res) => res.end(body)));
   },
   // The same guards entering each request's ambient context (`ambientContext: true`, as a
   // default guard does once the process has a dependency): what that costs on Node 20 and 22,
