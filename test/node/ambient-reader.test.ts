@@ -21,7 +21,12 @@ afterAll(async () => {
 
 /** A guard with `ambientContext` as given whose handler answers what the store held (read without declaring a reader). */
 async function guarded(ambientContext: boolean | undefined): Promise<() => Promise<string>> {
-  const guard = admission({ limit: 10, penaltyBox: false, ambientContext, deadlineMs: 5_000 });
+  const guard = admission({
+    limit: 10,
+    penaltyBox: false,
+    deadlineMs: 5_000,
+    ...(ambientContext === undefined ? {} : { ambientContext }),
+  });
   const server = createServer(
     guard.handle(async (_req, res) => {
       await new Promise((resolve) => setImmediate(resolve));
