@@ -78,10 +78,10 @@ function expectCapacity(answer: Answer, signal: 'later' | 'never'): void {
     title: capacity.title,
     status: 503,
     detail: capacity.detail,
-    retryAfterMs: signal === 'later' ? body.retryAfterMs : null,
+    retryAfterMs: signal === 'later' ? body['retryAfterMs'] : null,
     spillwayRetry: signal,
   });
-  if (signal === 'later') expect(body.retryAfterMs).toBeGreaterThanOrEqual(1);
+  if (signal === 'later') expect(body['retryAfterMs']).toBeGreaterThanOrEqual(1);
 }
 
 describe('the retry-storm signal on node:http', () => {
