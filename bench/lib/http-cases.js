@@ -8,6 +8,8 @@ export const httpCases = [
   'spillway node 200',
   'spillway node 429',
   'spillway node 503',
+  'spillway node 200 no storm',
+  'spillway node 503 no storm',
   'spillway node 429 ignored',
   'spillway node 429 serve bounded',
   'spillway node 429 serve bounded refused only',

@@ -129,6 +129,16 @@ const cases = {
     const guard = admission(await serveBounded(0.001, 1));
     return createServer(guard.handle((_req, res) => res.end(body)));
   },
+  // The same guards without the retry-storm signal (`retryStorm: false`): what keeping each
+  // route's histogram of attempts costs (BENCHMARKS.md, "Retry storms").
+  'spillway node 200 no storm': () => {
+    const guard = admission({ limit: 1000, penaltyBox: false, retryStorm: false });
+    return createServer(guard.handle((_req, res) => res.end(body)));
+  },
+  'spillway node 503 no storm': () => {
+    const guard = admission({ limit: 1, penaltyBox: false, retryStorm: false });
+    return { server: createServer(guard.handle(holdForever)), hold: true };
+  },
   // The same guards entering each request's ambient context (`ambientContext: true`, as a
   // default guard does once the process has a dependency): what that costs on Node 20 and 22,
   // where it turns on async hooks (BENCHMARKS.md, "Ambient context").
