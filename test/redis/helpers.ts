@@ -77,45 +77,35 @@ const nodeRedisOptions = (port: number) => ({
   disableOfflineQueue: true,
 });
 
+/** What ioredis 5, ioredis 6 and iovalkey share, as the tests use it. */
+type IoredisShaped = RedisClientLike & {
+  on(event: 'error', listener: () => void): unknown;
+  connect(): Promise<void>;
+  call(command: string, ...args: (string | number)[]): Promise<unknown>;
+  disconnect(): void;
+};
+
+/** `c` (an ioredis-shaped client, not yet connected) connected, as a {@link TestClient}. */
+async function ioredisShaped(flavour: Flavour, c: IoredisShaped): Promise<TestClient> {
+  c.on('error', () => {});
+  await c.connect();
+  return {
+    flavour,
+    client: c,
+    command: ([cmd, ...rest]) => c.call(cmd!, ...rest),
+    close: () => Promise.resolve(c.disconnect()),
+  };
+}
+
 /** Connects a fail-fast client of `flavour` to 127.0.0.1:`port`. */
 export async function connect(flavour: Flavour, port = 6379): Promise<TestClient> {
   switch (flavour) {
-    case 'ioredis6': {
-      const c = new Ioredis6(ioredisOptions(port));
-      c.on('error', () => {});
-      await c.connect();
-      const client: RedisClientLike = c;
-      return {
-        flavour,
-        client,
-        command: ([cmd, ...rest]) => c.call(cmd!, ...rest),
-        close: () => Promise.resolve(c.disconnect()),
-      };
-    }
-    case 'ioredis5': {
-      const c = new Ioredis5(ioredisOptions(port));
-      c.on('error', () => {});
-      await c.connect();
-      const client: RedisClientLike = c;
-      return {
-        flavour,
-        client,
-        command: ([cmd, ...rest]) => c.call(cmd!, ...rest),
-        close: () => Promise.resolve(c.disconnect()),
-      };
-    }
-    case 'iovalkey': {
-      const c = new Iovalkey(ioredisOptions(port));
-      c.on('error', () => {});
-      await c.connect();
-      const client: RedisClientLike = c;
-      return {
-        flavour,
-        client,
-        command: ([cmd, ...rest]) => c.call(cmd!, ...rest),
-        close: () => Promise.resolve(c.disconnect()),
-      };
-    }
+    case 'ioredis6':
+      return ioredisShaped(flavour, new Ioredis6(ioredisOptions(port)));
+    case 'ioredis5':
+      return ioredisShaped(flavour, new Ioredis5(ioredisOptions(port)));
+    case 'iovalkey':
+      return ioredisShaped(flavour, new Iovalkey(ioredisOptions(port)));
     case 'node-redis6': {
       const c = createNodeRedis6(nodeRedisOptions(port));
       c.on('error', () => {});
