@@ -34,14 +34,14 @@
 // order each round gives every case every predecessor alike; --order rotate keeps the old cycle.
 // Usage: node bench/client-cpu.js --help
 import { execFileSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ambientCase, fetchCases } from './lib/client-cases.js';
 import { seededRandom } from '../dist/load/arrivals.js';
 import { startOkServer } from './lib/ok-server.js';
-import { mean, median, trimmedMean as trimmedBy } from './lib/stats.js';
+import { pinApart } from './lib/pinning.js';
+import { mean, median, shuffle, trimmedMean as trimmedBy } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -151,7 +151,7 @@ const names = Object.keys(all).filter(
 );
 
 const { url, child: server } = await startOkServer();
-const pinned = pin(server.pid);
+const pinned = pinApart(server.pid);
 try {
   const made = [];
   for (const name of names) made.push(await all[name](url));
@@ -308,18 +308,6 @@ function turn(b, order) {
     : `${each} per round, in a fresh random order every round`;
 }
 
-/** Every thread of this process on core 0, the server's on core 1; false where that fails. */
-function pin(serverPid) {
-  if (availableParallelism() < 2) return false;
-  try {
-    execFileSync('taskset', ['-a', '-pc', '0', String(process.pid)], { stdio: 'ignore' });
-    execFileSync('taskset', ['-a', '-pc', '1', String(serverPid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The mean without the slowest calls: a scavenge, a major GC or a compile on a background thread
  * falls on one call in thousands and costs as much as hundreds of calls; left in, a handful of
@@ -327,12 +315,4 @@ function pin(serverPid) {
  */
 function trimmedMean(xs) {
   return trimmedBy(xs, trimShare);
-}
-
-/** Shuffles `xs` in place (Fisher–Yates) with `random`, uniform in [0, 1). */
-function shuffle(xs, random) {
-  for (let i = xs.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [xs[i], xs[j]] = [xs[j], xs[i]];
-  }
 }

@@ -22,8 +22,8 @@
 // land in whichever call they run beside), and each reading is a system call (the same in every
 // case).
 // Usage: node bench/grpc-client-cpu.js --help
-import { execFileSync, spawn } from 'node:child_process';
-import { availableParallelism, cpus, loadavg } from 'node:os';
+import { spawn } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import {
   InterceptingCall,
@@ -32,7 +32,8 @@ import {
   makeGenericClientConstructor,
 } from '@grpc/grpc-js';
 import { benchService, fromBuild, requestBytes } from './lib/grpc-service.js';
-import { mean, median, trimmedMean } from './lib/stats.js';
+import { pinApart } from './lib/pinning.js';
+import { mean, median, shuffle, trimmedMean } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -144,7 +145,7 @@ const names = Object.keys(allCases).filter(
 );
 
 const server = await startServer();
-const pinned = pin(server.child.pid);
+const pinned = pinApart(server.child.pid);
 const loadBefore = loadavg();
 try {
   const address = `127.0.0.1:${server.port}`;
@@ -153,7 +154,8 @@ try {
   const cpu = names.map(() => new Float64Array(calls));
   const wall = names.map(() => new Float64Array(calls));
   const total = warmup + calls;
-  const random = seeded(Number(values.seed));
+  const { seededRandom } = await fromBuild(values.dist, 'load/arrivals.js');
+  const random = seededRandom(Number(values.seed));
   const order = names.map((_, c) => c);
   const started = performance.now();
   for (let i = 0; i < total; i++) {
@@ -244,36 +246,4 @@ function startServer() {
       resolve({ child, port: m.port });
     });
   });
-}
-
-/** Every thread of this process on core 0, the server's on core 1; false where that fails. */
-function pin(serverPid) {
-  if (availableParallelism() < 2) return false;
-  try {
-    execFileSync('taskset', ['-a', '-pc', '0', String(process.pid)], { stdio: 'ignore' });
-    execFileSync('taskset', ['-a', '-pc', '1', String(serverPid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** A seeded generator uniform in [0, 1) (mulberry32), so a run's order can be repeated. */
-function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Shuffles `xs` in place (Fisher–Yates) with `random`. */
-function shuffle(xs, random) {
-  for (let i = xs.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [xs[i], xs[j]] = [xs[j], xs[i]];
-  }
 }

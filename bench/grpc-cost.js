@@ -17,11 +17,19 @@
 // by hand — rate-limiter-flexible's RateLimiterMemory and cockatiel's bulkhead — and the bare
 // interceptor rows say what grpc-js's interceptor machinery costs by itself.
 // Usage: node bench/grpc-cost.js --help
-import { execFileSync, spawn } from 'node:child_process';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { grpcBase, pickGrpcCases } from './lib/grpc-cases.js';
 import { grpcLoad, holdOneCall, statusName } from './lib/grpc-load.js';
+import {
+  interleave,
+  loadNote,
+  machineLine,
+  phase,
+  ratioRows,
+  startServer,
+} from './lib/pinned-servers.js';
+import { pinSelfToCpu1 } from './lib/pinning.js';
 
 const { values } = parseArgs({
   options: {
@@ -69,75 +77,24 @@ if (!Number.isInteger(channels) || channels > concurrency) {
   throw new Error(`--channels must be an integer no larger than --concurrency, not ${channels}`);
 }
 
-const hasTaskset = (() => {
-  try {
-    execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
+const pinned = pinSelfToCpu1();
 const cases = pickGrpcCases(values.only);
-
-function startServer(kind) {
-  const script = new URL('./lib/grpc-servers.js', import.meta.url).pathname;
-  const dir = values['cpu-prof'];
-  const profile =
-    dir === undefined
-      ? []
-      : ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', `${kind}.cpuprofile`];
-  const node = [process.execPath, ...profile, script, kind, values.dist];
-  const [cmd, args] = hasTaskset ? ['taskset', ['-c', '0', ...node]] : [node[0], node.slice(1)];
-  const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`${kind} exited with ${code}`)));
-    child.once('message', (m) => resolve({ child, port: m.port, hold: m.hold }));
-  });
-}
-
-function serverCpu(child) {
-  return new Promise((resolve) => {
-    child.once('message', (m) => resolve(m.cpu));
-    child.send({ cmd: 'cpu' });
-  });
-}
-
-/** One phase on one server: CPU per call, with nothing in flight before or after. */
-async function phase(server, ms) {
-  const before = await serverCpu(server.child);
-  const n0 = server.load.total;
-  const t0 = performance.now();
-  const own = process.cpuUsage();
-  server.load.start();
-  await new Promise((r) => setTimeout(r, ms));
-  await server.load.stop();
-  const seconds = (performance.now() - t0) / 1000;
-  const driver = process.cpuUsage(own);
-  const after = await serverCpu(server.child);
-  const n = server.load.total - n0;
-  const cpuUs = after.user - before.user + (after.system - before.system);
-  return {
-    usPerCall: cpuUs / n,
-    perSec: n / seconds,
-    driverUsPerCall: (driver.user + driver.system) / n,
-  };
-}
-
-function shuffle(a) {
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [a[i], a[j]] = [a[j], a[i]];
-  }
-  return a;
-}
+const script = new URL('./lib/grpc-servers.js', import.meta.url).pathname;
+const profileDir = values['cpu-prof'];
+const nodeArgs = (kind) =>
+  profileDir === undefined
+    ? []
+    : ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', `${kind}.cpuprofile`];
 
 const loadBefore = loadavg();
 const servers = new Map();
 for (const kind of cases) {
   process.stderr.write(`\rstarting and warming ${kind.padEnd(44)}`);
-  const { child, port, hold } = await startServer(kind);
+  const { child, port, hold } = await startServer(script, kind, {
+    dist: values.dist,
+    pinned,
+    nodeArgs: nodeArgs(kind),
+  });
   const holder = hold ? await holdOneCall(child, port) : undefined;
   const server = { child, holder, load: grpcLoad(port, { concurrency, channels }) };
   await server.load.ready;
@@ -145,60 +102,32 @@ for (const kind of cases) {
   servers.set(kind, server);
 }
 
-const samples = new Map(cases.map((c) => [c, []]));
-for (let r = 0; r < rounds; r++) {
-  for (const kind of shuffle([...cases])) {
-    process.stderr.write(`\rround ${r + 1}/${rounds}: ${kind.padEnd(44)}`);
-    samples.get(kind).push(await phase(servers.get(kind), phaseMs));
-  }
-}
-process.stderr.write('\n');
-const loadAfter = loadavg();
+const samples = await interleave(servers, { rounds, ms: phaseMs, width: 44 });
+const load = loadNote(loadBefore);
 for (const s of servers.values()) {
   s.load.close();
   s.holder?.destroy();
   s.child.removeAllListeners('exit');
   // A profiled server writes its profile as it exits by itself.
-  if (values['cpu-prof'] === undefined) s.child.kill('SIGKILL');
+  if (profileDir === undefined) s.child.kill('SIGKILL');
   else s.child.send({ cmd: 'exit' });
 }
 
-const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const quantile = (xs, q) => sorted(xs)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
-const median = (xs) => quantile(xs, 0.5);
-const baseRounds = samples.get(grpcBase).map((m) => m.usPerCall);
-const rows = cases.map((kind) => {
-  const us = samples.get(kind).map((m) => m.usPerCall);
-  // Each round's figure over the base of the same round.
-  const ratios = us.map((x, i) => x / baseRounds[i]);
-  return {
-    kind,
-    usPerCall: median(us),
-    usLow: quantile(us, 0.25),
-    usHigh: quantile(us, 0.75),
-    ratio: median(ratios),
-    ratioLow: quantile(ratios, 0.25),
-    ratioHigh: quantile(ratios, 0.75),
-    perSec: median(samples.get(kind).map((m) => m.perSec)),
-    driverUsPerCall: median(samples.get(kind).map((m) => m.driverUsPerCall)),
-    rounds: us.map((x) => Number(x.toFixed(2))),
-    statuses: [...servers.get(kind).load.counts.entries()]
-      .map(([code, n]) => `${statusName(code)}×${n}`)
-      .join(' '),
-  };
-});
-const fmt = (l) => l.map((x) => x.toFixed(1)).join(' / ');
-const load = `load average (1/5/15 min) ${fmt(loadBefore)} before, ${fmt(loadAfter)} after`;
-const busy = loadBefore[0] > cpus().length * 0.5 || loadAfter[0] > cpus().length * 0.5;
-const machine = `${cpus()[0]?.model ?? 'CPU'} × ${cpus().length}, Node ${process.version}, ${hasTaskset ? 'servers on CPU 0, load on CPU 1' : 'not pinned (no taskset)'}`;
+const rows = ratioRows(samples, grpcBase).map((r) => ({
+  ...r,
+  statuses: [...servers.get(r.kind).load.counts.entries()]
+    .map(([code, n]) => `${statusName(code)}×${n}`)
+    .join(' '),
+}));
+const machine = machineLine(pinned);
 if (values.json) {
   console.log(
     JSON.stringify(
       {
         machine,
-        loadBefore,
-        loadAfter,
-        busy,
+        loadBefore: load.loadBefore,
+        loadAfter: load.loadAfter,
+        busy: load.busy,
         dist: values.dist,
         rounds,
         phaseMs,
@@ -212,7 +141,7 @@ if (values.json) {
   );
 } else {
   console.log(
-    `Machine: ${machine}; ${load}${busy ? ' — BUSY: other work shared the CPUs, read the ratios, not the µs' : ''}. Build: ${values.dist}. ${rounds} rounds × ${phaseMs / 1000} s per server, ${concurrency} unary calls in flight over ${channels} HTTP/2 session${channels === 1 ? '' : 's'}, closed loop.\n`,
+    `Machine: ${machine}; ${load.text}. Build: ${values.dist}. ${rounds} rounds × ${phaseMs / 1000} s per server, ${concurrency} unary calls in flight over ${channels} HTTP/2 session${channels === 1 ? '' : 's'}, closed loop.\n`,
   );
   console.log(
     `| server | µs CPU per call (median) | IQR | × ${grpcBase} (median of rounds) | IQR of the ratio | calls/s | driver µs CPU per call | statuses (all phases) |`,
@@ -220,7 +149,7 @@ if (values.json) {
   console.log('|---|---:|---:|---:|---:|---:|---:|---|');
   for (const r of rows) {
     console.log(
-      `| ${r.kind} | ${r.usPerCall.toFixed(1)} | ${r.usLow.toFixed(1)}–${r.usHigh.toFixed(1)} | ${r.ratio.toFixed(2)} | ${r.ratioLow.toFixed(2)}–${r.ratioHigh.toFixed(2)} | ${Math.round(r.perSec).toLocaleString('en')} | ${r.driverUsPerCall.toFixed(1)} | ${r.statuses} |`,
+      `| ${r.kind} | ${r.us.toFixed(1)} | ${r.usLow.toFixed(1)}–${r.usHigh.toFixed(1)} | ${r.ratio.toFixed(2)} | ${r.ratioLow.toFixed(2)}–${r.ratioHigh.toFixed(2)} | ${Math.round(r.perSec).toLocaleString('en')} | ${r.driverUs.toFixed(1)} | ${r.statuses} |`,
     );
   }
 }

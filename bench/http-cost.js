@@ -8,16 +8,22 @@
 // child's process.cpuUsage() around each phase. Phases are short and interleaved in a fresh
 // random order every round, and each figure is divided by the bare `res.end()` 503 of the same
 // round: the VM's slow spells last seconds and move a whole round together, so the per-round
-// ratio is far steadier than either figure alone.
-// Usage: node bench/http-cost.js [--rounds 15] [--seconds 1] [--connections 32] [--only a,b]
-//          [--dist dist] [--json]
-// --dist: the build the servers load, a folder at the repository's root (default dist).
-import { execFileSync, spawn } from 'node:child_process';
+// ratio is far steadier than either figure alone (lib/pinned-servers.js, shared with grpc-cost.js).
+// Usage: node bench/http-cost.js --help
 import { connect } from 'node:net';
-import { cpus } from 'node:os';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { holdOneSlot } from './lib/hold-slot.js';
 import { pickHttpCases } from './lib/http-cases.js';
+import {
+  interleave,
+  loadNote,
+  machineLine,
+  phase,
+  ratioRows,
+  startServer,
+} from './lib/pinned-servers.js';
+import { pinSelfToCpu1 } from './lib/pinning.js';
 
 const { values } = parseArgs({
   options: {
@@ -26,9 +32,32 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '32' },
     only: { type: 'string' },
     dist: { type: 'string', default: 'dist' },
+    against: { type: 'string' },
+    'cpu-prof': { type: 'string' },
     json: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
   },
 });
+if (values.help) {
+  console.log(`Usage: node bench/http-cost.js [options]
+
+S8: server CPU per 200, 429 and 503 for a bare node:http server, Spillway's guard on node:http,
+Express, Fastify, Koa and Hono, and the peers, each server in its own process; every figure
+divided by the same round's bare 503 (see the comment at the top of this file).
+
+  --rounds N        rounds; each runs every case once, in a fresh random order (default 15)
+  --seconds S       length of one case's phase in a round (default 1)
+  --connections N   keep-alive connections, closed loop (default 32)
+  --only a,b        only the cases whose names contain one of these; =name matches exactly
+                    (the bare 503 always runs)
+    --dist DIR        the build the servers load, relative to the repository's root (default dist)
+  --against DIR     also run every chosen Spillway case on this build (rows marked "@ DIR"),
+                    to compare a change in one run
+  --cpu-prof DIR    profile every server (node --cpu-prof) into DIR, one <case>.cpuprofile each
+
+  --json            machine-readable output`);
+  process.exit(0);
+}
 const rounds = Number(values.rounds);
 const phaseMs = Number(values.seconds) * 1000;
 const connections = Number(values.connections);
@@ -40,36 +69,27 @@ for (const [name, v] of [
   if (!(v > 0)) throw new Error(`${name} must be a positive number`);
 }
 
-const hasTaskset = (() => {
-  try {
-    execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
+const pinned = pinSelfToCpu1();
 const cases = pickHttpCases(values.only);
-
-function startServer(kind) {
-  const script = new URL('./lib/http-servers.js', import.meta.url).pathname;
-  const [cmd, args] = hasTaskset
-    ? ['taskset', ['-c', '0', process.execPath, script, kind, values.dist]]
-    : [process.execPath, [script, kind, values.dist]];
-  const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`${kind} exited with ${code}`)));
-    child.once('message', (m) => resolve({ child, port: m.port, hold: m.hold }));
-  });
+/** Each server to start: its row's name, the case it runs and the build it loads. */
+const runs = cases.map((kind) => ({ name: kind, kind, dist: values.dist }));
+if (values.against !== undefined) {
+  for (const kind of cases.filter((c) => c.includes('spillway'))) {
+    runs.push({ name: `${kind} @ ${values.against}`, kind, dist: values.against });
+  }
 }
-
-function serverCpu(child) {
-  return new Promise((resolve) => {
-    child.once('message', (m) => resolve(m.cpu));
-    child.send({ cmd: 'cpu' });
-  });
-}
+const profileDir = values['cpu-prof'];
+const nodeArgs = (name) =>
+  profileDir === undefined
+    ? []
+    : [
+        '--cpu-prof',
+        '--cpu-prof-dir',
+        profileDir,
+        '--cpu-prof-name',
+        `${name.replace(/\W+/g, '_')}.cpuprofile`,
+      ];
+const script = new URL('./lib/http-servers.js', import.meta.url).pathname;
 
 const request = Buffer.from('GET /work HTTP/1.1\r\nHost: bench\r\nConnection: keep-alive\r\n\r\n');
 
@@ -144,82 +164,51 @@ function load(port) {
   };
 }
 
-/** One phase on one server: CPU per response, with nothing in flight before or after. */
-async function phase(server, ms) {
-  const before = await serverCpu(server.child);
-  const n0 = server.load.total;
-  const t0 = performance.now();
-  await server.load.start();
-  await new Promise((r) => setTimeout(r, ms));
-  await server.load.stop();
-  const seconds = (performance.now() - t0) / 1000;
-  const after = await serverCpu(server.child);
-  const n = server.load.total - n0;
-  const cpuUs = after.user - before.user + (after.system - before.system);
-  return { usPerResponse: cpuUs / n, perSec: n / seconds };
-}
-
-function shuffle(a) {
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [a[i], a[j]] = [a[j], a[i]];
-  }
-  return a;
-}
-
+const loadBefore = loadavg();
 const servers = new Map();
-for (const kind of cases) {
-  process.stderr.write(`\rstarting and warming ${kind.padEnd(34)}`);
-  const { child, port, hold } = await startServer(kind);
+const width = Math.max(...runs.map((r) => r.name.length));
+for (const { name, kind, dist } of runs) {
+  process.stderr.write(`\rstarting and warming ${name.padEnd(width)}`);
+  const { child, port, hold } = await startServer(script, kind, {
+    dist,
+    pinned,
+    nodeArgs: nodeArgs(name),
+  });
   const holder = hold ? await holdOneSlot(child, port) : undefined;
   const server = { child, holder, load: load(port) };
   await server.load.ready;
   await phase(server, 1000); // warm-up: JIT, buffers, the guard's own state
-  servers.set(kind, server);
+  servers.set(name, server);
 }
 
-const samples = new Map(cases.map((c) => [c, []]));
-for (let r = 0; r < rounds; r++) {
-  for (const kind of shuffle([...cases])) {
-    process.stderr.write(`\rround ${r + 1}/${rounds}: ${kind.padEnd(34)}`);
-    samples.get(kind).push(await phase(servers.get(kind), phaseMs));
-  }
-}
-process.stderr.write('\n');
+const samples = await interleave(servers, { rounds, ms: phaseMs, width });
+const machineLoad = loadNote(loadBefore);
 for (const s of servers.values()) {
   await s.load.close();
   s.holder?.destroy();
   s.child.removeAllListeners('exit');
-  s.child.kill('SIGKILL');
+  // A profiled server writes its profile as it exits by itself.
+  if (profileDir === undefined) s.child.kill('SIGKILL');
+  else s.child.send({ cmd: 'exit' });
 }
 
-const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const quantile = (xs, q) => sorted(xs)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
-const median = (xs) => quantile(xs, 0.5);
-const bareRounds = samples.get('bare 503').map((m) => m.usPerResponse);
-const rows = cases.map((kind) => {
-  const us = samples.get(kind).map((m) => m.usPerResponse);
-  // Each round's figure over the bare 503 of the same round.
-  const ratios = us.map((x, i) => x / bareRounds[i]);
-  return {
-    kind,
-    usPerResponse: median(us),
-    usLow: quantile(us, 0.25),
-    usHigh: quantile(us, 0.75),
-    ratio: median(ratios),
-    ratioLow: quantile(ratios, 0.25),
-    ratioHigh: quantile(ratios, 0.75),
-    perSec: median(samples.get(kind).map((m) => m.perSec)),
-    rounds: us.map((x) => Number(x.toFixed(2))),
-    statuses: [...servers.get(kind).load.counts.entries()].map(([s, c]) => `${s}×${c}`).join(' '),
-  };
-});
-const machine = `${cpus()[0]?.model ?? 'CPU'} × ${cpus().length}, Node ${process.version}, ${hasTaskset ? 'servers on CPU 0, load on CPU 1' : 'not pinned (no taskset)'}`;
+const rows = ratioRows(samples, 'bare 503').map((r) => ({
+  ...r,
+  statuses: [...servers.get(r.kind).load.counts.entries()].map(([s, c]) => `${s}×${c}`).join(' '),
+}));
+const machine = machineLine(pinned);
 if (values.json) {
-  console.log(JSON.stringify({ machine, rounds, phaseMs, connections, rows }, null, 2));
+  const { loadBefore, loadAfter, busy } = machineLoad;
+  console.log(
+    JSON.stringify(
+      { machine, loadBefore, loadAfter, busy, rounds, phaseMs, connections, rows },
+      null,
+      2,
+    ),
+  );
 } else {
   console.log(
-    `Machine: ${machine}. ${rounds} rounds × ${phaseMs / 1000} s per server, ${connections} keep-alive connections, closed loop.\n`,
+    `Machine: ${machine}; ${machineLoad.text}. ${rounds} rounds × ${phaseMs / 1000} s per server, ${connections} keep-alive connections, closed loop.\n`,
   );
   console.log(
     '| server | µs CPU per response (median) | IQR | × bare 503 (median of rounds) | IQR of the ratio | responses/s | statuses (all phases) |',
@@ -227,7 +216,7 @@ if (values.json) {
   console.log('|---|---:|---:|---:|---:|---:|---|');
   for (const r of rows) {
     console.log(
-      `| ${r.kind} | ${r.usPerResponse.toFixed(1)} | ${r.usLow.toFixed(1)}–${r.usHigh.toFixed(1)} | ${r.ratio.toFixed(2)} | ${r.ratioLow.toFixed(2)}–${r.ratioHigh.toFixed(2)} | ${Math.round(r.perSec).toLocaleString('en')} | ${r.statuses} |`,
+      `| ${r.kind} | ${r.us.toFixed(1)} | ${r.usLow.toFixed(1)}–${r.usHigh.toFixed(1)} | ${r.ratio.toFixed(2)} | ${r.ratioLow.toFixed(2)}–${r.ratioHigh.toFixed(2)} | ${Math.round(r.perSec).toLocaleString('en')} | ${r.statuses} |`,
     );
   }
 }

@@ -1,7 +1,8 @@
 // The servers S8 measures, one per process: `node bench/lib/http-servers.js <case>`. Each answers
 // every request the same way (a 200, a 429 or a 503), reports over IPC its port and whether the
 // driver must first hold its only slot (the 503 cases; see hold-slot.js), and answers
-// {cmd: 'cpu'} with its process.cpuUsage(), so the parent can take CPU per response. A third
+// {cmd: 'cpu'} with its process.cpuUsage(), so the parent can take CPU per response ({cmd: 'exit'}
+// ends it, so a profiled server writes its profile). A third
 // argument names the build to load instead of dist/ (a folder at the repository's root, say a
 // private `.dist-<name>`), so a change can be measured without rebuilding the shared dist/.
 import { Server, createServer } from 'node:http';
@@ -335,5 +336,6 @@ server.keepAliveTimeout = 0;
 await new Promise((r) => setTimeout(r, 100));
 process.on('message', (m) => {
   if (m?.cmd === 'cpu') process.send({ cpu: process.cpuUsage() });
+  if (m?.cmd === 'exit') process.exit(0);
 });
 process.send({ ready: true, port, hold, cases: Object.keys(cases) });

@@ -18,3 +18,12 @@ export function trimmedMean(xs, share) {
   const s = Float64Array.from(xs).sort();
   return mean(s.subarray(0, Math.ceil(s.length * (1 - share))));
 }
+
+/** Shuffles `xs` in place (Fisher–Yates) with `random`, uniform in [0, 1); returns `xs`. */
+export function shuffle(xs, random) {
+  for (let i = xs.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [xs[i], xs[j]] = [xs[j], xs[i]];
+  }
+  return xs;
+}

@@ -1,0 +1,129 @@
+// What the instruction-count diagnostics (bench/diagnostics/*-instructions.js) share: a Node
+// process run under valgrind's callgrind, which counts the instructions it executes in user
+// space. Unlike CPU time on a shared VM the count repeats from run to run and does not move when
+// the machine is busy; it leaves out the kernel's share, so a ratio of counts overstates a ratio
+// of CPU times, never understates. V8 runs --single-threaded, so compilation and GC land on the
+// counted thread the same way every run, with its young generation fixed at 16 MB: left to grow,
+// its size follows measured throughput and runs of one build would collect more or less often.
+// The collector's own functions are counted apart: a scavenge is one large lump, and whether
+// one lands among the counted calls can move a total by more than a change being looked for.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Exits with a message naming `instead` (the CPU-time bench) when valgrind is missing. */
+export function requireValgrind(instead) {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    console.error(`valgrind is not installed (Debian's valgrind package); see ${instead}`);
+    process.exit(2);
+  }
+}
+
+/** A temporary folder for the counts; `done()` removes it unless KEEP_CALLGRIND is set. */
+export function callgrindDir(name) {
+  const dir = mkdtempSync(join(tmpdir(), `spillway-${name}-callgrind-`));
+  return {
+    dir,
+    done() {
+      if (process.env.KEEP_CALLGRIND === undefined) rmSync(dir, { recursive: true, force: true });
+      else process.stderr.write(`callgrind files kept in ${dir}\n`);
+    },
+  };
+}
+
+/**
+ * Runs `node <args>` under callgrind (its files in `dir`, named after `label`) with an IPC
+ * channel, and `drive(child, zero)`: it warms the process up, calls `zero()` (the counters start
+ * from there) and does the counted work. Then the counts are dumped and the process killed.
+ * Resolves with `{ instructions, collector, result }` — the counted totals and what `drive`
+ * returned; rejects if the process exits first.
+ */
+export async function countInstructions({ dir, label, args }, drive) {
+  const prefix = label.replace(/\W+/g, '_');
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      `--callgrind-out-file=${join(dir, `${prefix}.%p`)}`,
+      process.execPath,
+      '--single-threaded',
+      '--min-semi-space-size=16',
+      '--max-semi-space-size=16',
+      ...args,
+    ],
+    { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] },
+  );
+  const exited = new Promise((_, reject) => {
+    child.once('exit', (code) => reject(new Error(`${label} exited with ${code}`)));
+  });
+  const control = (what) =>
+    execFileSync('callgrind_control', [what, String(child.pid)], { stdio: 'ignore' });
+  const result = await Promise.race([drive(child, () => control('--zero')), exited]);
+  control('--dump');
+  child.removeAllListeners('exit');
+  child.kill('SIGKILL');
+  const file = join(
+    dir,
+    readdirSync(dir).find((f) => f.startsWith(`${prefix}.${child.pid}.`)),
+  );
+  const summary = /^summary: (\d+)$/m.exec(readFileSync(file, 'utf8'));
+  return { instructions: Number(summary[1]), collector: collectorShare(file), result };
+}
+
+/** The first IPC message from `child` for which `pick(message)` is true. */
+export function message(child, pick) {
+  return new Promise((resolve) => {
+    const on = (m) => {
+      if (!pick(m)) return;
+      child.off('message', on);
+      resolve(m);
+    };
+    child.on('message', on);
+  });
+}
+
+// The collector's own functions (scavenges, marking, sweeping, the write barrier), wherever
+// they ran.
+const collector =
+  /v8::internal::(Scaveng|Mark|Sweeper|Heap::|ConcurrentMarking|IncrementalMarking|Evacuat|RememberedSet|PretenuringHandler|LiveObjectRange|BodyDescriptor|HeapObject::SizeFromMap|SemiSpace|PagedSpace|MemoryAllocator|ArrayBufferSweeper|GlobalHandles|\w*Visitor)|heap::base::|Builtins_RecordWrite/;
+
+/** Instructions the collector's own functions executed in `file` (callgrind_annotate, self cost). */
+function collectorShare(file) {
+  let out;
+  try {
+    out = execFileSync('callgrind_annotate', ['--threshold=100', '--inclusive=no', file], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    });
+  } catch {
+    return NaN;
+  }
+  let sum = 0;
+  for (const line of out.split('\n')) {
+    const m = /^\s*([\d,]+)\s+\([^)]*\)\s+(.*)$/.exec(line);
+    if (m && collector.test(m[2])) sum += Number(m[1].replaceAll(',', ''));
+  }
+  return sum;
+}
+
+/**
+ * `count(item)` for every item, two at a time (counts do not depend on contention); a Map of
+ * item → result, with progress on stderr.
+ */
+export async function twoAtATime(items, count, name = String) {
+  const results = new Map();
+  const queue = [...items];
+  let finished = 0;
+  const worker = async () => {
+    for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
+      results.set(item, await count(item));
+      process.stderr.write(`\r${++finished}/${items.length} counted (${name(item)})`.padEnd(70));
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  process.stderr.write('\n');
+  return results;
+}
