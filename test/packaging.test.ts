@@ -2,7 +2,7 @@
 // subpath imported from ESM, required from CommonJS (require(esm), Node >= 20.19), and
 // type-checked from TypeScript under both `nodenext` and `bundler` resolution.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -25,10 +25,17 @@ const subpaths = Object.keys(pkg.exports)
 let project = '';
 
 beforeAll(async () => {
+  // The build under test, as `npm test` made it before the tests. Not rebuilt here: `npm pack`'s
+  // prepack would empty dist/ while the tests beside this one run the CLI and import from it.
+  if (!existsSync(join(root, 'dist', 'index.js'))) {
+    throw new Error('dist/ is not built: run `npm run build` first (npm test does)');
+  }
   project = mkdtempSync(join(tmpdir(), 'spillway-pack-'));
-  const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', project], {
-    cwd: root,
-  });
+  const { stdout } = await run(
+    'npm',
+    ['pack', '--silent', '--ignore-scripts', '--pack-destination', project],
+    { cwd: root },
+  );
   const tarball = join(project, stdout.trim().split('\n').pop()!);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
   // --offline: the package has no dependencies, so nothing but the tarball is installed.
