@@ -14,6 +14,7 @@ export { refusalChannel, type RefusalMessage } from './refusal-channel.js';
 export type { RetryStormOptions } from './storm-signal.js';
 export { writeRefusal } from './write-refusal.js';
 export { clientAddress, clientKey, type TrustProxy } from './client-address.js';
+export { requestHeader } from './request-fields.js';
 export {
   Admitted,
   ClientDisconnectedError,

@@ -54,6 +54,29 @@ export function requestFields(req: IncomingMessage, names: HeaderNames): Request
   };
 }
 
+/**
+ * The value of the request header `name` (any case) as the client sent it, read from the raw
+ * header list — for a key function, which runs on every request, refused ones included: reading
+ * `req.headers` instead makes node:http build the whole parsed header object first. A header
+ * sent more than once reads as absent (ambiguous), as does a missing one.
+ *
+ * @example
+ * admission({ quota, key: (req) => requestHeader(req, 'x-api-key') });
+ */
+export function requestHeader(req: IncomingMessage, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  const raw = req.rawHeaders as string[] | undefined;
+  if (!Array.isArray(raw)) return single(req.headers[wanted]);
+  let found: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const field = raw[i]!;
+    if (field.length !== wanted.length || field.toLowerCase() !== wanted) continue;
+    if (found !== undefined) return undefined;
+    found = raw[i + 1]!;
+  }
+  return found;
+}
+
 function single(value: string | string[] | undefined): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }

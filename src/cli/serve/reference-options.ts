@@ -6,7 +6,7 @@
  * @module
  */
 import { gradientLimit, type RateStore } from '../../index.js';
-import type { AdmissionOptions } from '../../node/index.js';
+import { requestHeader, type AdmissionOptions } from '../../node/index.js';
 import { decisionsPath } from './decision-trace.js';
 import { metricsPath } from './metrics-endpoint.js';
 
@@ -91,10 +91,7 @@ export function boundedOptions(o: ReferenceOptions, store?: RateStore): Admissio
       name: 'per-client',
       ...(store === undefined ? {} : { store }),
     },
-    key: (req) => {
-      const id = req.headers['x-client-id'];
-      return typeof id === 'string' ? id : undefined;
-    },
+    key: (req) => requestHeader(req, 'x-client-id'),
     deadlineMs: 1_000,
     ...(o.tenantShare === undefined ? {} : { tenantShare: { maxShare: o.tenantShare } }),
     exempt: [
