@@ -14,9 +14,9 @@ interface Message extends JetStreamMessageLike {
  * stream holds, up to `max_messages`, or waits `expires` (or a stop) when it holds nothing.
  */
 function fakeConsumer(clock: VirtualClock, durations: readonly number[]) {
-  const stream: Message[] = durations.map((ms, i) => ({
+  const stream = durations.map((ms, i): Message => ({
     ms,
-    acked: false as boolean,
+    acked: false,
     info: { timestampNanos: clock.wallNow() * 1e6, deliveryCount: 1, streamSequence: i + 1 },
     ack() {
       this.acked = true;
