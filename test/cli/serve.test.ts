@@ -125,7 +125,7 @@ describe('spillway serve', () => {
   });
 
   it('one SIGTERM stops bounded --redis <unreachable> promptly; Redis trouble is one clear line', async () => {
-        // A port nobody listens on. Not one freed by a probe: the server under test, or a test
+    // A port nobody listens on. Not one freed by a probe: the server under test, or a test
     // beside it, can be handed that port again (once, the Redis client reached an HTTP
     // listener there). Port 1 is outside the ephemeral range every listen(0) draws from.
     const closedPort = 1;
