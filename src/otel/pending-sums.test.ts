@@ -48,6 +48,19 @@ describe('PendingSums', () => {
     ]);
   });
 
+  it('shows a sum that went up and back down before the first collection, at 0', async () => {
+    const reader = new Reader();
+    const meter = new MeterProvider({ readers: [reader] }).getMeter('t');
+    const pending = new PendingSums(meter.createUpDownCounter('u'));
+    meter.addBatchObservableCallback(() => pending.flush(), [meter.createObservableGauge('g')]);
+    const cell = pending.open('a', { k: 'a' });
+    cell.delta++;
+    cell.delta--;
+    expect(await sums(reader, 'u')).toEqual([[{ k: 'a' }, 0]]);
+    cell.delta += 2;
+    expect(await sums(reader, 'u')).toEqual([[{ k: 'a' }, 2]]);
+  });
+
   it(`keeps at most ${maxAttributeSets} attribute sets, and sums the rest as overflow`, async () => {
     const reader = new Reader();
     const meter = new MeterProvider({ readers: [reader] }).getMeter('t');

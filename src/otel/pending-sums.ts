@@ -21,6 +21,8 @@ export interface PendingCell {
 
 interface Cell extends PendingCell {
   readonly attributes: Attributes;
+  /** Handed to the instrument at least once: its series exists in every collection since. */
+  reported: boolean;
 }
 
 /**
@@ -51,9 +53,9 @@ export class PendingSums {
   /** A new cell for `key` with `attributes` (not copied: pass a fresh object). */
   open(key: string, attributes: Attributes): PendingCell {
     if (this.#cells.size >= maxAttributeSets) {
-      return (this.#overflow ??= { attributes: overflowAttributes, delta: 0 });
+      return (this.#overflow ??= { attributes: overflowAttributes, delta: 0, reported: false });
     }
-    const cell: Cell = { attributes, delta: 0 };
+    const cell: Cell = { attributes, delta: 0, reported: false };
     this.#cells.set(key, cell);
     return cell;
   }
@@ -65,8 +67,13 @@ export class PendingSums {
   }
 }
 
+/**
+ * A cell's first flush adds even a zero: an UpDownCounter that went up and back down between two
+ * collections (a request queued and admitted) must still show its series, at 0, not be absent.
+ */
 function flushCell(instrument: Counter | UpDownCounter, cell: Cell): void {
-  if (cell.delta === 0) return;
+  if (cell.delta === 0 && cell.reported) return;
+  cell.reported = true;
   const delta = cell.delta;
   cell.delta = 0;
   instrument.add(delta, cell.attributes);
