@@ -35,6 +35,8 @@ const defaults = { batch: 100, expiresMs: 5_000, retryDelayMs: 1_000, maxDeliver
 /** A free permit is looked for again at least this often, in ms (an adaptive limit may grow). */
 const roomPollMs = 250;
 const maxPullFailures = 5;
+/** Settlements held for the end of the turn at most; past it they are applied at once. */
+const maxUnapplied = 1_024;
 
 function limitOf(limit: unknown, clock: Clock): ConcurrencyLimit {
   if (typeof limit === 'number') return concurrencyLimit({ limit, clock });
@@ -66,6 +68,13 @@ class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
   #lastFailure: unknown;
   #inFlight = 0;
   #drained: (() => void) | undefined;
+  /**
+   * Settlements decided in this turn of the event loop, applied together at its end: nats.js
+   * sends what is published in one synchronous stretch as one socket write, but flushes at the
+   * first microtask after a publish, so acks sent as each handler ends would leave in one write
+   * each — costlier than everything else the consumer does for a message.
+   */
+  #unapplied: [M, NatsSettlement, unknown][] = [];
   #counts = { acked: 0, naked: 0, termed: 0 };
   readonly done: Promise<void>;
 
@@ -112,6 +121,7 @@ class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
     for (const f of this.#fetches) f.stop();
     await this.done.catch(() => undefined);
     if (this.#inFlight > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
+    this.#applyAll();
   }
 
   /**
@@ -212,7 +222,7 @@ class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
         if (permit === undefined || this.#stopping.signal.aborted) {
           // Nothing may run now: give it straight back for redelivery.
           permit?.release('ignored');
-          this.#apply(message, { action: 'nak', delayMs: 0 }, undefined);
+          this.#settle(message, { action: 'nak', delayMs: 0 }, undefined);
           continue;
         }
         this.#start(message, permit);
@@ -229,7 +239,7 @@ class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
     const lifeEndsAt = now + this.#maxAgeMs - (ageMs > 0 ? ageMs : 0);
     if (lifeEndsAt <= now) {
       permit.release('dropped');
-      this.#apply(message, { action: 'term', reason: 'expired' }, undefined);
+      this.#settle(message, { action: 'term', reason: 'expired' }, undefined);
       return;
     }
     const expiresAt = Math.min(lifeEndsAt, now + this.#handlerTimeoutMs);
@@ -243,10 +253,24 @@ class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
       });
       permit.release(end.ok ? 'ok' : settlement.action === 'nak' ? 'dropped' : 'ignored');
       if (--this.#inFlight === 0) this.#drained?.();
-      this.#apply(message, settlement, end.ok ? undefined : end.error);
+      this.#settle(message, settlement, end.ok ? undefined : end.error);
     });
     run.run(() => this.#o.handler(message, run));
   }
+
+  #settle(message: M, settlement: NatsSettlement, error: unknown): void {
+    const unapplied = this.#unapplied;
+    unapplied.push([message, settlement, error]);
+    if (unapplied.length === 1) setImmediate(this.#applyAll);
+    else if (unapplied.length >= maxUnapplied) this.#applyAll();
+  }
+
+  readonly #applyAll = (): void => {
+    const unapplied = this.#unapplied;
+    if (unapplied.length === 0) return;
+    this.#unapplied = [];
+    for (const [message, settlement, error] of unapplied) this.#apply(message, settlement, error);
+  };
 
   #apply(message: M, settlement: NatsSettlement, error: unknown): void {
     try {

@@ -13,13 +13,14 @@ interface Message extends JetStreamMessageLike {
  * A pull consumer over an in-memory stream on a virtual clock: a fetch returns at once what the
  * stream holds, up to `max_messages`, or waits `expires` (or a stop) when it holds nothing.
  */
-function fakeConsumer(clock: VirtualClock, durations: readonly number[]) {
+function fakeConsumer(clock: VirtualClock, durations: readonly number[], onAck = () => {}) {
   const stream = durations.map((ms, i): Message => ({
     ms,
     acked: false,
     info: { timestampNanos: clock.wallNow() * 1e6, deliveryCount: 1, streamSequence: i + 1 },
     ack() {
       this.acked = true;
+      onAck();
     },
     nak() {
       throw new Error('no message should be refused here');
@@ -48,10 +49,26 @@ function fakeConsumer(clock: VirtualClock, durations: readonly number[]) {
   return { consumer, pulls };
 }
 
+/**
+ * Counts the synchronous stretches acks come in, as nats.js does: it writes what was published
+ * up to the first microtask after a publish as one socket write.
+ */
+function ackWrites() {
+  let open = false;
+  const writes = { count: 0, onAck: () => {} };
+  writes.onAck = () => {
+    if (open) return;
+    open = true;
+    writes.count++;
+    queueMicrotask(() => (open = false));
+  };
+  return writes;
+}
+
 /** Runs a consumer over `durations` until every message is acked; returns its pulls and peak. */
-async function run(durations: readonly number[], limit: number) {
+async function run(durations: readonly number[], limit: number, onAck?: () => void) {
   const clock = createVirtualClock();
-  const { consumer, pulls } = fakeConsumer(clock, durations);
+  const { consumer, pulls } = fakeConsumer(clock, durations, onAck);
   let running = 0;
   let peak = 0;
   const c = consumeWithPermits({
@@ -99,5 +116,14 @@ describe('consumeWithPermits pulls', () => {
     const { acked, peak } = await run(durations, 8);
     expect(acked).toBe(60);
     expect(peak).toBe(8);
+  });
+
+  it('acks the handlers that end in one turn together, as one write', async () => {
+    // Two pulls of 4 whose handlers end at once: each pull's acks leave in one stretch.
+    const writes = ackWrites();
+    const { pulls, acked } = await run([0, 0, 0, 0, 0, 0, 0, 0], 4, writes.onAck);
+    expect(acked).toBe(8);
+    expect(writes.count).toBeLessThanOrEqual(pulls.length);
+    expect(writes.count).toBeGreaterThan(0);
   });
 });
