@@ -130,7 +130,9 @@ describe.skipIf(missing !== undefined).each(flavours)('redisStore over %s', (fla
 
   it('deny cache: refusals after the first do not reach Redis until the wait is over', async () => {
     const s = store();
-    const policy = { name: name(), ratePerSec: 20, burst: 1 };
+    // One token per 500 ms: the 50 refusals below must all fall inside one wait, and at 20/s (a
+    // 50 ms wait) a run beside another test file once let the wait end mid-loop.
+    const policy = { name: name(), ratePerSec: 2, burst: 1 };
     await s.take('greedy', 1, policy);
     const first = await s.take('greedy', 1, policy);
     expect(first.ok).toBe(false);
