@@ -311,7 +311,9 @@ describe.skipIf(missing !== undefined).each(flavours)('redisStore over %s', (fla
     it('a replica that dies holding a lease: its lease expires after the TTL and the slot comes back', async () => {
       const doomed = await connect(flavour);
       const lim = name();
-      const options = { name: lim, limit: 1, leaseTtlMs: 300, renewEveryMs: 100 };
+      // A TTL far above the renewal period: a process stalled past the TTL before its first
+      // renewal (a busy machine) loses the lease for real, and a 300 ms TTL once did in CI.
+      const options = { name: lim, limit: 1, leaseTtlMs: 1_000, renewEveryMs: 100 };
       const dying = redisConcurrencyLimit({
         ...options,
         store: redisStore({ client: doomed.client, prefix, onError: 'closed' }),
@@ -319,10 +321,10 @@ describe.skipIf(missing !== undefined).each(flavours)('redisStore over %s', (fla
       const survivor = redisConcurrencyLimit({ ...options, store: store() });
       const held = await dying.acquire();
       expect(held.ok).toBe(true);
-      await sleep(150); // renewed at least once
+      await sleep(250); // renewed twice on a free event loop
       expect((await survivor.acquire()).ok).toBe(false);
       await doomed.close(); // the replica is gone without releasing
-      await sleep(500); // past the TTL from its last renewal
+      await sleep(1_200); // past the TTL from its last renewal
       const r = await survivor.acquire();
       expect(r.ok).toBe(true);
       if (r.ok && held.ok) {
