@@ -165,15 +165,15 @@ async function ownCost() {
   const fakeChannel = () => {
     let onMessage;
     let acked = 0;
-    let outstanding = 0;
+    const outstanding = new Set(); // tags delivered and not acked, at most the prefetch
     let sent = 0;
     let limit = 0;
     let done;
     const finished = new Promise((r) => (done = r));
     const push = () => {
-      while (outstanding < limit && sent < count) {
-        outstanding += 1;
+      while (outstanding.size < limit && sent < count) {
         sent += 1;
+        outstanding.add(sent);
         onMessage({
           content: body,
           fields: { deliveryTag: sent, redelivered: false },
@@ -189,9 +189,12 @@ async function ownCost() {
         return { consumerTag: 'fake' };
       },
       cancel: async () => {},
-      ack: () => {
-        outstanding -= 1;
-        acked += 1;
+      // With allUpTo (AMQP's `multiple`), every outstanding delivery up to the tag.
+      ack: (m, allUpTo) => {
+        const tag = m.fields.deliveryTag;
+        for (const t of allUpTo ? [...outstanding] : [tag]) {
+          if (t <= tag && outstanding.delete(t)) acked += 1;
+        }
         if (acked === count) done();
         else Promise.resolve().then(push);
       },

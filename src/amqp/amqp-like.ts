@@ -41,7 +41,8 @@ export interface AmqpConsumeChannel {
     options?: { readonly noAck?: boolean },
   ): PromiseLike<{ readonly consumerTag: string }>;
   cancel(consumerTag: string): PromiseLike<unknown>;
-  ack(message: AmqpMessage): void;
+  /** With `allUpTo`, every outstanding delivery on the channel up to this one (`multiple`). */
+  ack(message: AmqpMessage, allUpTo?: boolean): void;
   nack(message: AmqpMessage, allUpTo?: boolean, requeue?: boolean): void;
   on(event: 'close', listener: () => void): unknown;
   off(event: 'close', listener: () => void): unknown;

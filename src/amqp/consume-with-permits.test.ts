@@ -19,7 +19,8 @@ function fakeChannel() {
       return Promise.resolve({ consumerTag: 'c1' });
     },
     cancel: () => Promise.resolve(),
-    ack: (m) => void settled.push(`ack ${String(m.properties.messageId)}`),
+    ack: (m, allUpTo) =>
+      void settled.push(`ack ${allUpTo === true ? 'up to ' : ''}${String(m.properties.messageId)}`),
     nack: (m, _all, requeue) =>
       void settled.push(
         `${requeue === true ? 'requeue' : 'dead'} ${String(m.properties.messageId)}`,
@@ -36,13 +37,13 @@ function fakeChannel() {
   return { channel, settled, deliver, close: () => events.emit('close') };
 }
 
-async function start(handler: MessageHandler) {
+async function start(handler: MessageHandler, limit = 1) {
   const clock = createVirtualClock();
   const fake = fakeChannel();
   const consumer = await consumeWithPermits({
     channel: fake.channel,
     queue: 'q',
-    limit: 1,
+    limit,
     maxAgeMs: 1_000,
     settleGraceMs: 100,
     clock,
@@ -105,6 +106,35 @@ describe('consumeWithPermits (virtual clock, fake channel)', () => {
     await consumer.stop();
     expect([consumer.active, consumer.waiting]).toEqual([0, 0]);
     expect(settled).toEqual([]); // nothing can be sent on a closed channel: the broker requeues
+  });
+
+  it('acks the handlers that end in one turn with one multiple ack, and tells of each', async () => {
+    let finish: () => void = () => {};
+    const ended = new Promise<void>((resolve) => (finish = resolve));
+    const { clock, consumer, deliver, settled } = await start(() => ended, 4);
+    const told: string[] = [];
+    consumer.onSettle((e) => told.push(`${String(e.message.properties.messageId)} ${e.sent}`));
+    for (const id of ['a', 'b', 'c', 'd', 'e']) deliver(id); // e waits for a permit
+    await clock.flush();
+    expect(consumer.waiting).toBe(1);
+    finish(); // a–d end; e takes a freed permit and ends in the same turn
+    await clock.flush();
+    expect(settled).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toEqual(['ack up to e']);
+    expect(told).toEqual(['a true', 'b true', 'c true', 'd true', 'e true']);
+    await consumer.stop();
+    expect(settled).toEqual(['ack up to e']);
+  });
+
+  it('stop() sends the acks held for the end of the turn before it resolves', async () => {
+    const { clock, consumer, deliver, settled } = await start(() => undefined, 2);
+    deliver('a');
+    deliver('b');
+    await clock.flush();
+    expect(settled).toEqual([]);
+    await consumer.stop();
+    expect(settled).toEqual(['ack up to b']);
   });
 
   it('requeues deliveries that arrive after stop', async () => {

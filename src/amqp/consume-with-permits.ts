@@ -11,6 +11,7 @@ import type { TimerHandle } from '../core/clock/clock.js';
 import type { Permit, PermitOutcome } from '../core/concurrency-limit/permit.js';
 import { DeadlineExceededError } from '../core/errors/rejected-error.js';
 import { Emitter, type Event, type Subscription } from '../core/events/emitter.js';
+import { AckBatch } from './ack-batch.js';
 import type { AmqpMessage } from './amqp-like.js';
 import {
   consumerSettings,
@@ -108,9 +109,22 @@ class Consumer implements PermitConsumer {
   #stopping: Promise<void> | undefined;
   #pumping = false;
   consumerTag = '';
+  readonly #acks: AckBatch;
 
   constructor(settings: ConsumerSettings) {
     this.#s = settings;
+    this.#acks = new AckBatch({
+      ack: (message, allUpTo) => {
+        if (this.#closed.signal.aborted) throw this.#closed.signal.reason;
+        settings.channel.ack(message, allUpTo);
+      },
+      oldestUnsettled: () => this.#oldestUnsettled(),
+      acked: (message, sent) => {
+        if (this.#settled.size > 0) {
+          this.#settled.emit({ message, settlement: acked, error: undefined, sent });
+        }
+      },
+    });
     if (settings.sharedLimit) this.#release = settings.limit.onRelease(() => this.#pump());
     settings.channel.on('close', this.#onClose);
   }
@@ -158,6 +172,7 @@ class Consumer implements PermitConsumer {
       this.#taking = false;
       return;
     }
+    this.#acks.delivered(message);
     if (!this.#taking || this.#waiting.length >= this.#s.prefetch) {
       // Stopped, or more deliveries than the prefetch allows (cannot happen with a broker that
       // honours basic.qos): back to the queue rather than past the bound.
@@ -268,12 +283,26 @@ class Consumer implements PermitConsumer {
     this.#pump();
   }
 
-  /** Acks or nacks on the channel; a closed channel throws, and the broker requeues anyway. */
+  /** The tag of the oldest delivery waiting or holding a permit, `Infinity` when none. */
+  #oldestUnsettled(): number {
+    let oldest = this.#waiting[0]?.message.fields.deliveryTag ?? Infinity;
+    for (const d of this.#holding) oldest = Math.min(oldest, d.message.fields.deliveryTag);
+    return oldest;
+  }
+
+  /**
+   * Acks (at the end of the turn, see ack-batch.ts) or nacks on the channel; a closed channel
+   * throws, and the broker requeues anyway.
+   */
   #send(message: AmqpMessage, settlement: Settlement, error: unknown): void {
+    if (settlement.action === 'ack' && !this.#closed.signal.aborted) {
+      this.#acks.hold(message);
+      return;
+    }
     let sent = !this.#closed.signal.aborted;
     if (sent) {
       try {
-        if (settlement.action === 'ack') this.#s.channel.ack(message);
+        if (settlement.action === 'ack') this.#s.channel.ack(message, false);
         else this.#s.channel.nack(message, false, settlement.action === 'requeue');
       } catch {
         sent = false;
@@ -308,6 +337,7 @@ class Consumer implements PermitConsumer {
 
   async #drain(): Promise<void> {
     while (this.#running.size > 0) await Promise.all([...this.#running]);
+    this.#acks.flush();
     this.#release?.dispose();
     this.#s.channel.off('close', this.#onClose);
   }
@@ -316,6 +346,8 @@ class Consumer implements PermitConsumer {
     return this.stop();
   }
 }
+
+const acked: Settlement = { action: 'ack' };
 
 /** What an adaptive limit learns from how the delivery ended. */
 function permitOutcome(settlement: Settlement, error: unknown): PermitOutcome {
