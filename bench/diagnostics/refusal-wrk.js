@@ -14,7 +14,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { holdOneSlot } from '../lib/hold-slot.js';
 import { loadNote, machineLine, startServer } from '../lib/pinned-servers.js';
-import { shuffle } from '../lib/stats.js';
+import { median, shuffle } from '../lib/stats.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -137,7 +137,6 @@ process.stderr.write('\n');
 for (const socket of holds) socket.destroy();
 for (const { child } of servers.values()) child.kill();
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const baseRounds = samples.get(base);
 const rows = cases.map((c) => {
   const s = samples.get(c);
