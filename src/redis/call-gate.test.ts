@@ -70,9 +70,9 @@ const call = (g: CallGate, key = 'k') => g.call(gcraScript, { keys: [key], args:
 const tick = () => Promise.resolve();
 const release = (g: CallGate, id: string, until = Infinity) =>
   g.cleanup.send(semReleaseScript, { keys: ['z', 'h'], args: [id] }, until);
-/** The lease ids of the release calls sent so far. */
+/** The lease ids of the release calls sent so far (a call may carry several). */
 const released = (calls: readonly Call[]) =>
-  calls.filter((c) => c.name === semReleaseScript.name).map((c) => c.args[0]);
+  calls.filter((c) => c.name === semReleaseScript.name).flatMap((c) => c.args);
 
 describe('CallGate', () => {
   it('passes replies through as numbers', async () => {
@@ -170,6 +170,7 @@ describe('CallGate', () => {
     expect(s.calls[1]!.args).toEqual([1, 1, 1, 1, (clock.now() + 100 + 5_000_000) * 1000]);
     // Clean-up scripts are not takes: no expiry.
     release(g, 'a');
+    await tick();
     expect(s.calls[2]!.args).toEqual(['a']);
   });
 
@@ -267,6 +268,7 @@ describe('CallGate clean-up lane', () => {
     void call(g);
     expect(await call(g)).toEqual({ failed: 'saturated' });
     release(g, 'a');
+    await tick();
     expect(released(s.calls)).toEqual(['a']);
     expect(g.cleanup.inFlight).toBe(1);
   });
@@ -307,7 +309,8 @@ describe('CallGate clean-up lane', () => {
     s.setReady(true);
     void call(g); // before the lane's next check: it must not overtake them
     await tick();
-    expect(s.calls.map((c) => c.args[0])).toEqual(['a', 'b', 1]);
+    expect(s.calls.map((c) => c.name)).toEqual([semReleaseScript.name, gcraScript.name]);
+    expect(released(s.calls)).toEqual(['a', 'b']);
   });
 
   it('keeps at most cleanupMaxQueue waiting: the oldest is dropped and reported', async () => {
@@ -327,11 +330,57 @@ describe('CallGate clean-up lane', () => {
     const s = scripted();
     const { g, clock } = gate(s.client, 2);
     for (const id of ['a', 'b', 'c']) release(g, id);
-    expect(released(s.calls)).toEqual(['a', 'b']);
+    await tick();
+    expect(released(s.calls)).toEqual(['a', 'b']); // one call of two, counted as two
+    expect(g.cleanup.inFlight).toBe(2);
     expect(g.cleanup.queued).toBe(1);
-    s.calls[0]!.resolve([1, 1]);
+    s.calls[0]!.resolve([1, 1, 1, 2]);
     await clock.flush();
     expect(released(s.calls)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('sends the releases of one tick as one call, in order, and answers each with its part', async () => {
+    const s = scripted();
+    const { g, clock } = gate(s.client, 21);
+    for (let i = 0; i < 20; i++) release(g, `r${i}`);
+    expect(s.calls).toEqual([]); // they wait for the end of the tick
+    const renewed = g.cleanup.ask(semRenewScript, { keys: ['z', 'h'], args: ['x', 1000] }, 1e9);
+    // A call that is not a batch goes now, behind the releases made before it: 16, then 4.
+    expect(s.calls.map((c) => [c.name, c.args.length])).toEqual([
+      [semReleaseScript.name, 16],
+      [semReleaseScript.name, 4],
+      [semRenewScript.name, 2],
+    ]);
+    expect(s.calls[0]!.keys).toHaveLength(32);
+    expect(g.cleanup.inFlight).toBe(21);
+    // One reply per call, its numbers split among the call's items.
+    s.calls[0]!.resolve(Array.from({ length: 32 }, (_, i) => i));
+    s.calls[1]!.resolve([1, 1]);
+    s.calls[2]!.resolve(1);
+    expect(await renewed).toEqual([1]);
+    await clock.flush();
+    expect(g.cleanup.inFlight).toBe(0);
+    // An error fails every item of the call: each is retried on its own terms, again together.
+    release(g, 'x');
+    release(g, 'y');
+    await tick();
+    s.calls.at(-1)!.reject(new Error('ERR something'));
+    await clock.advance(retryEveryMs);
+    expect(s.calls.at(-1)!.args).toEqual(['x', 'y']);
+  });
+
+  it('on a cluster, a batch of releases holds one hash slot', async () => {
+    const s = scripted(true);
+    const { g } = gate(s.client, 20);
+    const rel = (key: string, id: string) =>
+      g.cleanup.send(semReleaseScript, { keys: [`{${key}}:z`, `{${key}}:h`], args: [id] }, 1e9);
+    rel('a', '1');
+    rel('a', '2');
+    rel('b', '3');
+    rel('a', '4');
+    await tick();
+    // In line order: a run of one slot goes as one call; a change of slot starts the next.
+    expect(s.calls.map((c) => c.args)).toEqual([['1', '2'], ['3'], ['4']]);
   });
 
   it('gives up unsent a call whose lease has expired anyway', async () => {
@@ -351,6 +400,7 @@ describe('CallGate clean-up lane', () => {
     const s = scripted();
     const { g, clock } = gate(s.client);
     release(g, 'a');
+    await tick();
     for (let i = 0; i < maxAttempts; i++) {
       s.calls[i]!.reject(new Error('ERR something'));
       await clock.advance(retryEveryMs);
@@ -359,6 +409,7 @@ describe('CallGate clean-up lane', () => {
     expect(g.cleanup.queued).toBe(0);
 
     release(g, 'b');
+    await tick();
     const sent = s.calls.length;
     for (let i = 0; i < maxAttempts + 2; i++) {
       s.setReady(false); // the connection drops with the call

@@ -18,7 +18,12 @@
  *   expired in Redis anyway — is given up unsent;
  * - **in order**: sent by EVAL (`runInOrder`), never re-sent after `NOSCRIPT`, and sent before
  *   any hot-path call made after them ({@link flush}): a release always reaches Redis ahead
- *   of the acquire that follows it, even on a cold script cache or right after a reconnect.
+ *   of the acquire that follows it, even on a cold script cache or right after a reconnect;
+ * - **batched**: calls of a clean-up batch script (`script.cleanupBatch`: lease releases) wait
+ *   for the end of the tick, and those next to each other in line go as one call of up to
+ *   {@link maxCleanupBatch} items (one hash slot each on a cluster), as the store's takes do:
+ *   under load, releases come in runs (a batch of acquires answered at once, handlers ending
+ *   together), and one script call per release costs Redis more than the releases themselves.
  *
  * Calls here are never refused for the breaker: they are few, and each goes out once per
  * attempt. Releases and renewals are idempotent, so a release that also goes out again from
@@ -36,6 +41,7 @@ import {
   type CallFailure,
   type ScriptRequest,
 } from './call-result.js';
+import { hashSlot } from './hash-slot.js';
 import type { ScriptClient } from './script-client.js';
 import type { RedisScript } from './redis-script.js';
 
@@ -43,6 +49,8 @@ import type { RedisScript } from './redis-script.js';
 export const retryEveryMs = 20;
 /** Most errors one call meets while the client stays connected. */
 export const maxAttempts = 3;
+/** Most clean-up calls sent as one (each counts as one call in flight). */
+export const maxCleanupBatch = 16;
 
 /** Settings of a {@link CleanupLane}. */
 export interface CleanupLaneSettings {
@@ -83,6 +91,12 @@ export class CleanupLane {
   #inFlight = 0;
   #dropped = 0;
   #timer: TimerHandle | undefined;
+  /** A pump is due at the end of this tick (clean-up batch calls wait for it). */
+  #pumpSoon = false;
+  readonly #pumpNow = (): void => {
+    this.#pumpSoon = false;
+    this.#pump();
+  };
 
   constructor(settings: CleanupLaneSettings) {
     this.#s = settings;
@@ -103,10 +117,17 @@ export class CleanupLane {
     return this.#dropped;
   }
 
-  /** Sends `script` now if it can, else queues it; gives it up after local time `until`. */
+  /**
+   * Sends `script` now if it can (a clean-up batch script at the end of the tick), else queues
+   * it; gives it up after local time `until`.
+   */
   send(script: RedisScript, request: ScriptRequest, until: number): void {
     this.#enqueue(job(script, request, until));
-    this.#pump();
+    if (script.cleanupBatch === undefined) this.#pump();
+    else if (!this.#pumpSoon) {
+      this.#pumpSoon = true;
+      queueMicrotask(this.#pumpNow);
+    }
   }
 
   /**
@@ -158,10 +179,23 @@ export class CleanupLane {
     const s = this.#s;
     const now = s.clock.now();
     while (this.queued > 0 && this.#inFlight < s.maxInFlight && s.client.ready()) {
-      const j = this.#queue[this.#head]!;
-      this.#shift();
-      if (now >= j.until) this.#abandon(j, notReady);
-      if (!j.abandoned) this.#run(j);
+      const j = this.#next(now);
+      if (j === undefined) continue;
+      if (j.script.cleanupBatch === undefined) {
+        this.#run([j]);
+        continue;
+      }
+      const jobs = [j];
+      const room = Math.min(maxCleanupBatch, s.maxInFlight - this.#inFlight);
+      const slot = s.client.cluster ? hashSlot(j.request.keys[0]!) : -1;
+      while (jobs.length < room && this.queued > 0) {
+        const next = this.#queue[this.#head]!;
+        if (next.script !== j.script) break;
+        if (slot >= 0 && hashSlot(next.request.keys[0]!) !== slot) break;
+        const more = this.#next(now);
+        if (more !== undefined) jobs.push(more);
+      }
+      this.#run(jobs);
     }
     if (this.queued > 0 && this.#timer === undefined) {
       this.#timer = s.clock.setTimer(
@@ -175,35 +209,62 @@ export class CleanupLane {
     }
   }
 
-  #run(j: Job): void {
+  /** Takes the head of the line: the job, or undefined if its use is over. */
+  #next(now: number): Job | undefined {
+    const j = this.#queue[this.#head]!;
+    this.#shift();
+    if (now >= j.until) this.#abandon(j, notReady);
+    return j.abandoned ? undefined : j;
+  }
+
+  /** Sends `jobs` (one, or several of one clean-up batch script) as one call. */
+  #run(jobs: readonly Job[]): void {
     const s = this.#s;
+    const first = jobs[0]!;
+    const one = jobs.length === 1;
     let sent: Promise<unknown>;
     try {
-      sent = s.client.runInOrder(j.script, j.request.keys, j.request.args);
+      sent = s.client.runInOrder(
+        first.script,
+        one ? first.request.keys : jobs.flatMap((j) => j.request.keys),
+        one ? first.request.args : jobs.flatMap((j) => j.request.args),
+      );
     } catch (error) {
-      this.#failed(j, error);
+      for (const j of jobs) this.#failed(j, error);
       return;
     }
-    this.#inFlight++;
-    j.sending = true;
-    let timer: TimerHandle | undefined;
-    if (j.answer !== undefined) {
-      timer = s.clock.setTimer(s.timeoutMs, () => this.#abandon(j, timedOut), { unref: true });
+    this.#inFlight += jobs.length;
+    const timers: TimerHandle[] = [];
+    for (const j of jobs) {
+      j.sending = true;
+      if (j.answer !== undefined) {
+        timers.push(
+          s.clock.setTimer(s.timeoutMs, () => this.#abandon(j, timedOut), { unref: true }),
+        );
+      }
     }
     const settled = (): void => {
-      this.#inFlight--;
-      j.sending = false;
-      if (timer !== undefined) s.clock.clearTimer(timer);
+      this.#inFlight -= jobs.length;
+      for (const j of jobs) j.sending = false;
+      for (const t of timers) s.clock.clearTimer(t);
     };
     sent.then(
       (reply) => {
         settled();
-        this.#tell(j, toNumbers(reply) ?? malformed());
+        const numbers = toNumbers(reply);
+        if (one) this.#tell(first, numbers ?? malformed());
+        else {
+          const width = first.script.cleanupBatch!.reply;
+          const whole = numbers !== undefined && numbers.length === width * jobs.length;
+          jobs.forEach((j, i) => {
+            this.#tell(j, whole ? numbers.slice(i * width, (i + 1) * width) : malformed());
+          });
+        }
         this.#pump();
       },
       (error: unknown) => {
         settled();
-        this.#failed(j, error);
+        for (const j of jobs) this.#failed(j, error);
         this.#pump();
       },
     );

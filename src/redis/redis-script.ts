@@ -47,6 +47,12 @@ export interface RedisScript {
   readonly expires: boolean;
   /** Set on batch scripts (always take scripts): the widths of one item. */
   readonly batch?: BatchShape;
+  /**
+   * Set on clean-up scripts the clean-up lane may send several of as one call (see
+   * `cleanup-lane.ts`): the widths of one item. Items are run in order; the reply is each
+   * item's numbers, nothing after.
+   */
+  readonly cleanupBatch?: BatchShape;
 }
 
 /** `lua` named and hashed for EVALSHA; `expires` marks a take script. */
@@ -66,21 +72,45 @@ export function batchScript(name: string, shape: BatchShape, item: string): Redi
   const lua = `
 local items = #KEYS / ${shape.keys}
 ${nowUnlessExpired(`items * ${shape.args} + 1`)}
-local out = {}
-local o = 0
-for i = 0, items - 1 do
-  local k = i * ${shape.keys}
-  local a = i * ${shape.args}
-  repeat
-${item}
-  until true
-end
+${eachItem(shape, item)}
 out[o + 1] = now
 return out
 `;
   const sha = createHash('sha1').update(lua).digest('hex');
   return Object.freeze({ name, lua, sha, expires: true, batch: Object.freeze({ ...shape }) });
 }
+
+/**
+ * A clean-up script from the Lua of one item, run once per item in order, as many items as the
+ * call has keys for. In scope for `item`: `k`, `a`, `out` and `o`, as in {@link batchScript}.
+ * Not a take script: no expiry, no time in the reply.
+ */
+export function cleanupBatchScript(name: string, shape: BatchShape, item: string): RedisScript {
+  const lua = `
+${eachItem(shape, item)}
+return out
+`;
+  const sha = createHash('sha1').update(lua).digest('hex');
+  return Object.freeze({
+    name,
+    lua,
+    sha,
+    expires: false,
+    cleanupBatch: Object.freeze({ ...shape }),
+  });
+}
+
+/** Lua that runs `item` once per item of the call, its reply numbers in `out` up to `o`. */
+const eachItem = (shape: BatchShape, item: string): string => `
+local out = {}
+local o = 0
+for i = 0, #KEYS / ${shape.keys} - 1 do
+  local k = i * ${shape.keys}
+  local a = i * ${shape.args}
+  repeat
+${item}
+  until true
+end`;
 
 /** Lua that sets `now` in µs: the override in `arg` when given, else Redis's own clock. */
 export const nowUs = (arg: string): string => `

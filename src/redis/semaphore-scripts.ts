@@ -6,10 +6,11 @@
  *
  * @module
  */
-import { batchScript, nowUs, redisScript } from './redis-script.js';
+import { batchScript, cleanupBatchScript, nowUs, redisScript } from './redis-script.js';
 
-// Lease expiry sweep shared by the semaphore scripts (bounded work per call; zkey, hkey and
-// nowMs in scope).
+// Sweeps expired leases (at most 100 a call) and takes their weight off `sum` as well as off
+// `#sum`; zkey, hkey, nowMs and sum in scope. An acquire sweeps only when the semaphore looks
+// full: an expired lease still counted only makes it refuse sooner, never admit more.
 const sweep = `
 local expired = redis.call('ZRANGEBYSCORE', zkey, '-inf', nowMs, 'LIMIT', 0, 100)
 for j = 1, #expired do
@@ -18,23 +19,32 @@ for j = 1, #expired do
   if wt then
     redis.call('HINCRBY', hkey, '#sum', -wt)
     redis.call('HDEL', hkey, lease)
+    sum = sum - wt
   end
   redis.call('ZREM', zkey, lease)
 end`;
 
-// Both keys live until the last lease expires, plus a minute.
-const keepAlive = `
-local last = redis.call('ZRANGE', zkey, -1, -1, 'WITHSCORES')
-local keep = 60000
-if last[2] then keep = tonumber(last[2]) - nowMs + 60000 end
-redis.call('PEXPIRE', zkey, keep)
-redis.call('PEXPIRE', hkey, keep)`;
+// Both keys live until the last lease expires, plus one to two minutes. `#exp` in the hash is
+// when the keys' expiry last set runs out (Redis ms); they are expired again only when a lease
+// needs more than that, so a steady stream of acquires sets it about once a minute instead of
+// on every acquire. `needsExpiry` (zkey, hkey, nowMs and ttl in scope, the hash's #exp in
+// `expAt`) sets `exp` to the new #exp, or nil when the one set is long enough; `expireBoth`
+// then sets both keys' expiry, after the hash is written (so that both exist).
+const needsExpiry = `
+local exp = nil
+if nowMs + ttl + 60000 > (tonumber(expAt) or 0) then exp = nowMs + ttl + 120000 end`;
+const expireBoth = `
+if exp then
+  redis.call('PEXPIRE', zkey, ttl + 120000)
+  redis.call('PEXPIRE', hkey, ttl + 120000)
+end`;
 
 /**
  * Weighted lease semaphore: acquire, a batch take script (see `redis-script.ts`). KEYS per
- * item: zset (lease -> expiry ms), hash (lease -> weight, `#sum`, `#fence`, `#seq`). ARGV per
- * item: limit, leaseId, weight, ttlMs; then expiresAtUs, [nowUs]. Expired leases are swept
- * first (at most 100 per item), so a crashed holder's weight comes back after its TTL. The
+ * item: zset (lease -> expiry ms), hash (lease -> weight, `#sum`, `#fence`, `#seq`, `#exp`).
+ * ARGV per item: limit, leaseId, weight, ttlMs; then expiresAtUs, [nowUs]. When the weight
+ * does not fit, expired leases are swept (at most 100 per item) before it refuses, so a
+ * crashed holder's weight comes back after its TTL. Three Redis calls when it fits. The
  * fence is strictly increasing per semaphore, even across the hash expiring or a restart
  * without persistence (it never falls below server ms × 1024), as long as Redis's clock does
  * not step back. Reply per item: acquired, available after, fence (0 if refused), seq, retry
@@ -52,12 +62,15 @@ local id = ARGV[a + 2]
 local weight = tonumber(ARGV[a + 3])
 local ttl = tonumber(ARGV[a + 4])
 local nowMs = math.floor(now / 1000)
-${sweep}
-if redis.call('ZSCORE', zkey, id) then
-  return redis.error_reply('SPILLWAY_DUPLICATE_LEASE ' .. id)
-end
-local sum = tonumber(redis.call('HGET', hkey, '#sum')) or 0
+local st = redis.call('HMGET', hkey, '#sum', '#fence', '#seq', '#exp')
+local sum = tonumber(st[1]) or 0
 if sum + weight > limit then
+${sweep}
+end
+if sum + weight > limit then
+  if redis.call('ZSCORE', zkey, id) then
+    return redis.error_reply('SPILLWAY_DUPLICATE_LEASE ' .. id)
+  end
   local hint = -1
   if weight <= limit then
     local first = redis.call('ZRANGE', zkey, 0, 0, 'WITHSCORES')
@@ -72,15 +85,18 @@ if sum + weight > limit then
   o = o + 5
   do break end
 end
-redis.call('ZADD', zkey, nowMs + ttl, id)
-redis.call('HSET', hkey, id, weight)
-redis.call('HINCRBY', hkey, '#sum', weight)
-local fence = (tonumber(redis.call('HGET', hkey, '#fence')) or 0) + 1
+if redis.call('ZADD', zkey, 'NX', nowMs + ttl, id) == 0 then
+  return redis.error_reply('SPILLWAY_DUPLICATE_LEASE ' .. id)
+end
+local fence = (tonumber(st[2]) or 0) + 1
 local floor = nowMs * 1024
 if fence < floor then fence = floor end
-redis.call('HSET', hkey, '#fence', string.format('%.0f', fence))
-local seq = redis.call('HINCRBY', hkey, '#seq', 1)
-${keepAlive}
+local seq = (tonumber(st[3]) or 0) + 1
+local expAt = st[4]
+${needsExpiry}
+redis.call('HSET', hkey, id, weight, '#sum', sum + weight, '#fence', string.format('%.0f', fence),
+  '#seq', string.format('%.0f', seq), '#exp', string.format('%.0f', exp or tonumber(expAt)))
+${expireBoth}
 out[o + 1] = 1
 out[o + 2] = limit - sum - weight
 out[o + 3] = fence
@@ -105,25 +121,42 @@ local nowMs = math.floor(now / 1000)
 local score = redis.call('ZSCORE', zkey, id)
 if not score or tonumber(score) <= nowMs then return 0 end
 redis.call('ZADD', zkey, 'XX', nowMs + ttl, id)
-${keepAlive}
+local expAt = redis.call('HGET', hkey, '#exp')
+${needsExpiry}
+if exp then redis.call('HSET', hkey, '#exp', string.format('%.0f', exp)) end
+${expireBoth}
 return 1
 `,
 );
 
 /**
- * Gives a lease back; idempotent. KEYS: zset, hash. ARGV: leaseId. Reply: released (1, or 0
- * if already gone), seq (0 if not released).
+ * Gives leases back; idempotent. A clean-up batch script: per item, KEYS zset, hash; ARGV
+ * leaseId; reply released (1, or 0 if already gone), seq (0 if not released). The clean-up lane
+ * sends the releases made in one tick as one call.
  */
-export const semReleaseScript = redisScript(
+export const semReleaseScript = cleanupBatchScript(
   'sem-release',
+  { keys: 2, args: 1, reply: 2 },
   `
-local id = ARGV[1]
-if redis.call('ZREM', KEYS[1], id) == 0 then return {0, 0} end
-local wt = tonumber(redis.call('HGET', KEYS[2], id))
-if wt then
-  redis.call('HINCRBY', KEYS[2], '#sum', -wt)
-  redis.call('HDEL', KEYS[2], id)
+local zkey = KEYS[k + 1]
+local hkey = KEYS[k + 2]
+local id = ARGV[a + 1]
+if redis.call('ZREM', zkey, id) == 0 then
+  out[o + 1] = 0
+  out[o + 2] = 0
+  o = o + 2
+  do break end
 end
-return {1, redis.call('HINCRBY', KEYS[2], '#seq', 1)}
-`,
+local st = redis.call('HMGET', hkey, id, '#sum', '#seq')
+local seq = (tonumber(st[3]) or 0) + 1
+local wt = tonumber(st[1])
+if wt then
+  redis.call('HDEL', hkey, id)
+  redis.call('HSET', hkey, '#sum', (tonumber(st[2]) or 0) - wt, '#seq', string.format('%.0f', seq))
+else
+  redis.call('HSET', hkey, '#seq', string.format('%.0f', seq))
+end
+out[o + 1] = 1
+out[o + 2] = seq
+o = o + 2`,
 );

@@ -174,10 +174,36 @@ describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
       expect(second[2]).toBeGreaterThan(first[2]!);
     });
 
+    it('releases several leases in one call, each answered on its own', async () => {
+      const ks = keys();
+      const other = keys();
+      await acquire(ks, 'a', 2, 0);
+      await acquire(other, 'b', 1, 0);
+      const r = await run(semReleaseScript, [...ks, ...other, ...ks], ['a', 'b', 'a']);
+      expect(r).toEqual([1, expect.any(Number), 1, expect.any(Number), 0, 0]);
+      expect((await acquire(ks, 'c', 3, 1))[0]).toBe(1); // a's weight came back
+    });
+
+    it('keeps both keys alive past the last lease, expiring them again about once a minute', async () => {
+      const ks = keys();
+      const exp = async () => Number(await command(['HGET', ks[1], '#exp']));
+      await acquire(ks, 'a', 1, 0);
+      expect(await exp()).toBe(Math.floor(sec / 1000) + 121_000);
+      for (const k of ks) expect(Number(await command(['PTTL', k]))).toBeGreaterThan(120_000);
+      await acquire(ks, 'b', 1, 30_000); // needs until 91 s: the expiry set is long enough
+      expect(await exp()).toBe(Math.floor(sec / 1000) + 121_000);
+      await acquire(ks, 'c', 1, 70_000); // needs until 131 s: expired again
+      expect(await exp()).toBe(Math.floor(sec / 1000) + 191_000);
+    });
+
     it('refuses a reused lease id', async () => {
       const ks = keys();
       await acquire(ks, 'a', 1, 0);
       await expect(acquire(ks, 'a', 1, 0)).rejects.toThrow(/SPILLWAY_DUPLICATE_LEASE/);
+      // Also when the semaphore is full: a re-sent acquire is an error, not a refusal.
+      const full = keys();
+      await acquire(full, 'f', 3, 0);
+      await expect(acquire(full, 'f', 1, 0)).rejects.toThrow(/SPILLWAY_DUPLICATE_LEASE/);
     });
   });
 
