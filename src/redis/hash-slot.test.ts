@@ -21,6 +21,6 @@ describe('hashSlot', () => {
   });
 
   it('puts every key of one tag in one slot', () => {
-    expect(hashSlot('p:{n:id}:sem:z')).toBe(hashSlot('q:{n:id}:sem:h'));
+    expect(hashSlot('p:{n:id}:lease:z')).toBe(hashSlot('q:{n:id}:lease:h'));
   });
 });

@@ -18,8 +18,8 @@ export type KeyKind =
   | 'gcra'
   | 'fw'
   | 'sw'
-  | 'sem:z'
-  | 'sem:h'
+  | 'lease:z'
+  | 'lease:h'
   /** A penalty box's states, violation rings, change feed, expiries and counters. */
   | 'pb:s'
   | 'pb:v'

@@ -25,7 +25,12 @@ import {
   type LimitSettings,
   type RedisConcurrencyLimitOptions,
 } from './redis-concurrency-limit-options.js';
-import { semAcquireScript, semReleaseScript, semRenewScript } from './semaphore-scripts.js';
+import {
+  leaseMember,
+  semAcquireScript,
+  semReleaseScript,
+  semRenewScript,
+} from './semaphore-scripts.js';
 import type { StoreInternals } from './store-internals.js';
 import { StoreUnavailableError } from './store-unavailable-error.js';
 
@@ -252,7 +257,7 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
 
   async #attempt(key: string, weight: number): Promise<Attempt> {
     const s = this.#s;
-    const leaseId = randomId();
+    const leaseId = leaseMember(weight, randomId());
     const keys = this.#keys(key);
     const r = await this.#st.gate.call(semAcquireScript, {
       keys,
@@ -271,7 +276,7 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
       if (s.policy === 'closed') return unavailable;
       return { ok: false, reason: 'local', degraded: true };
     }
-    const [acquired = 0, , fence = 0, , hint = -1] = r;
+    const [acquired = 0, , fence = 0, hint = -1] = r;
     if (acquired === 1) return { ok: true, permit: this.#permit(key, leaseId, fence) };
     return { ok: false, reason: 'queue-full', retryAfterMs: hint < 1 ? s.pollMs : hint };
   }
@@ -288,7 +293,7 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
   #keys(key: string): [string, string] {
     const { prefix } = this.#st;
     const scope = { name: this.#s.name, id: key };
-    return [redisKey(prefix, scope, 'sem:z'), redisKey(prefix, scope, 'sem:h')];
+    return [redisKey(prefix, scope, 'lease:z'), redisKey(prefix, scope, 'lease:h')];
   }
 }
 

@@ -7,4 +7,9 @@
  */
 export type { RedisScript } from './redis-script.js';
 export { fixedWindowScript, gcraScript, slidingWindowScript } from './rate-scripts.js';
-export { semAcquireScript, semReleaseScript, semRenewScript } from './semaphore-scripts.js';
+export {
+  leaseMember,
+  semAcquireScript,
+  semReleaseScript,
+  semRenewScript,
+} from './semaphore-scripts.js';

@@ -4,24 +4,34 @@
  * `redis-script.ts`); renew and release are not: a late renew cannot resurrect a lease and a
  * late release is idempotent.
  *
+ * Two keys per semaphore: a zset of leases (member: the lease id, score: its expiry in Redis
+ * ms) and a hash of counters (`#sum`, the weight held; `#fence`; `#exp`, below). A lease id is
+ * `<weight>:<unique>` ({@link leaseMember}), so releasing or sweeping a lease needs no lookup
+ * of its weight: an acquire costs Redis three commands, a release two — every `redis.call`
+ * from Lua costs about as much as the command it runs.
+ *
  * @module
  */
 import { batchScript, cleanupBatchScript, nowUs, redisScript } from './redis-script.js';
 
-// Sweeps expired leases (at most 100 a call) and takes their weight off `sum` as well as off
-// `#sum`; zkey, hkey, nowMs and sum in scope. An acquire sweeps only when the semaphore looks
-// full: an expired lease still counted only makes it refuse sooner, never admit more.
+/** The id of a lease of `weight` in Redis: its weight, then an id unique across processes. */
+export function leaseMember(weight: number, unique: string): string {
+  return `${weight}:${unique}`;
+}
+
+/** Lua: the weight in a lease id (see {@link leaseMember}). */
+const weightOf = (id: string): string => `(tonumber(string.match(${id}, '^(%d+):')) or 0)`;
+
+// Sweeps expired leases (at most 100 a call) and takes their weight off `sum` and `#sum`;
+// zkey, hkey, nowMs and sum in scope. An acquire sweeps only when the weight does not fit: an
+// expired lease still counted can only make it refuse sooner, never admit more.
 const sweep = `
 local expired = redis.call('ZRANGEBYSCORE', zkey, '-inf', nowMs, 'LIMIT', 0, 100)
-for j = 1, #expired do
-  local lease = expired[j]
-  local wt = tonumber(redis.call('HGET', hkey, lease))
-  if wt then
-    redis.call('HINCRBY', hkey, '#sum', -wt)
-    redis.call('HDEL', hkey, lease)
-    sum = sum - wt
-  end
-  redis.call('ZREM', zkey, lease)
+if #expired > 0 then
+  for j = 1, #expired do sum = sum - ${weightOf('expired[j]')} end
+  if sum < 0 then sum = 0 end
+  redis.call('ZREM', zkey, unpack(expired))
+  redis.call('HSET', hkey, '#sum', sum)
 end`;
 
 // Both keys live until the last lease expires, plus one to two minutes. `#exp` in the hash is
@@ -41,19 +51,18 @@ end`;
 
 /**
  * Weighted lease semaphore: acquire, a batch take script (see `redis-script.ts`). KEYS per
- * item: zset (lease -> expiry ms), hash (lease -> weight, `#sum`, `#fence`, `#seq`, `#exp`).
- * ARGV per item: limit, leaseId, weight, ttlMs; then expiresAtUs, [nowUs]. When the weight
- * does not fit, expired leases are swept (at most 100 per item) before it refuses, so a
- * crashed holder's weight comes back after its TTL. Three Redis calls when it fits. The
+ * item: the zset, the hash. ARGV per item: limit, leaseId (`<weight>:<unique>`), weight, ttlMs;
+ * then expiresAtUs, [nowUs]. When the weight does not fit, expired leases are swept (at most
+ * 100 per item) before it refuses, so a crashed holder's weight comes back after its TTL. The
  * fence is strictly increasing per semaphore, even across the hash expiring or a restart
  * without persistence (it never falls below server ms × 1024), as long as Redis's clock does
- * not step back. Reply per item: acquired, available after, fence (0 if refused), seq, retry
- * hint ms (until the earliest lease expires; -1 when acquired or the weight exceeds the
- * limit); then server now in µs. A lease id already held fails the whole call.
+ * not step back. Reply per item: acquired, available after, fence (0 if refused), retry hint
+ * ms (until the earliest lease expires; -1 when acquired or the weight exceeds the limit);
+ * then server now in µs. A lease id already held fails the whole call.
  */
 export const semAcquireScript = batchScript(
   'sem-acquire',
-  { keys: 2, args: 4, reply: 5 },
+  { keys: 2, args: 4, reply: 4 },
   `
 local zkey = KEYS[k + 1]
 local hkey = KEYS[k + 2]
@@ -62,7 +71,7 @@ local id = ARGV[a + 2]
 local weight = tonumber(ARGV[a + 3])
 local ttl = tonumber(ARGV[a + 4])
 local nowMs = math.floor(now / 1000)
-local st = redis.call('HMGET', hkey, '#sum', '#fence', '#seq', '#exp')
+local st = redis.call('HMGET', hkey, '#sum', '#fence', '#exp')
 local sum = tonumber(st[1]) or 0
 if sum + weight > limit then
 ${sweep}
@@ -80,9 +89,8 @@ if sum + weight > limit then
   out[o + 1] = 0
   out[o + 2] = limit - sum
   out[o + 3] = 0
-  out[o + 4] = 0
-  out[o + 5] = hint
-  o = o + 5
+  out[o + 4] = hint
+  o = o + 4
   do break end
 end
 if redis.call('ZADD', zkey, 'NX', nowMs + ttl, id) == 0 then
@@ -91,18 +99,16 @@ end
 local fence = (tonumber(st[2]) or 0) + 1
 local floor = nowMs * 1024
 if fence < floor then fence = floor end
-local seq = (tonumber(st[3]) or 0) + 1
-local expAt = st[4]
+local expAt = st[3]
 ${needsExpiry}
-redis.call('HSET', hkey, id, weight, '#sum', sum + weight, '#fence', string.format('%.0f', fence),
-  '#seq', string.format('%.0f', seq), '#exp', string.format('%.0f', exp or tonumber(expAt)))
+redis.call('HSET', hkey, '#sum', sum + weight, '#fence', string.format('%.0f', fence),
+  '#exp', string.format('%.0f', exp or tonumber(expAt)))
 ${expireBoth}
 out[o + 1] = 1
 out[o + 2] = limit - sum - weight
 out[o + 3] = fence
-out[o + 4] = seq
-out[o + 5] = -1
-o = o + 5`,
+out[o + 4] = -1
+o = o + 4`,
 );
 
 /**
@@ -131,32 +137,16 @@ return 1
 
 /**
  * Gives leases back; idempotent. A clean-up batch script: per item, KEYS zset, hash; ARGV
- * leaseId; reply released (1, or 0 if already gone), seq (0 if not released). The clean-up lane
- * sends the releases made in one tick as one call.
+ * leaseId; reply 1 released, or 0 if already gone. The clean-up lane sends the releases made
+ * in one tick as one call.
  */
 export const semReleaseScript = cleanupBatchScript(
   'sem-release',
-  { keys: 2, args: 1, reply: 2 },
+  { keys: 2, args: 1, reply: 1 },
   `
-local zkey = KEYS[k + 1]
-local hkey = KEYS[k + 2]
 local id = ARGV[a + 1]
-if redis.call('ZREM', zkey, id) == 0 then
-  out[o + 1] = 0
-  out[o + 2] = 0
-  o = o + 2
-  do break end
-end
-local st = redis.call('HMGET', hkey, id, '#sum', '#seq')
-local seq = (tonumber(st[3]) or 0) + 1
-local wt = tonumber(st[1])
-if wt then
-  redis.call('HDEL', hkey, id)
-  redis.call('HSET', hkey, '#sum', (tonumber(st[2]) or 0) - wt, '#seq', string.format('%.0f', seq))
-else
-  redis.call('HSET', hkey, '#seq', string.format('%.0f', seq))
-end
-out[o + 1] = 1
-out[o + 2] = seq
-o = o + 2`,
+local released = redis.call('ZREM', KEYS[k + 1], id)
+if released == 1 then redis.call('HINCRBY', KEYS[k + 2], '#sum', -${weightOf('id')}) end
+out[o + 1] = released
+o = o + 1`,
 );

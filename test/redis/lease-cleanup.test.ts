@@ -34,7 +34,7 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('lease clean-up over %
   // A generous deadline: nothing here should time out on a slow machine.
   const store = (more: Partial<RedisStoreOptions> = {}): RedisStore =>
     redisStore({ client: redis.c.client, prefix, timeoutMs: 2_000, onError: 'closed', ...more });
-  const zset = (sem: string): string => redisKey(prefix, { name: sem, id: '' }, 'sem:z');
+  const zset = (sem: string): string => redisKey(prefix, { name: sem, id: '' }, 'lease:z');
   const held = async (sem: string): Promise<number> =>
     Number(await redis.admin.command(['ZCARD', zset(sem)]));
   /** The expiry (Redis ms) of the only lease of `sem`. */

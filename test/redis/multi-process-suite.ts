@@ -183,8 +183,8 @@ export function threeReplicaQuotaCases(target: ReplicaTarget): void {
       expect(Math.max(...seen.map((s) => s.maxHeld ?? 0))).toBeGreaterThanOrEqual(limit - 1);
       // Every lease was given back: nothing held, nothing leaked.
       const scope = { name: 'sem', id: '' };
-      expect(Number(await c.command(['ZCARD', redisKey(p, scope, 'sem:z')]))).toBe(0);
-      expect(Number(await c.command(['HGET', redisKey(p, scope, 'sem:h'), '#sum']))).toBe(0);
+      expect(Number(await c.command(['ZCARD', redisKey(p, scope, 'lease:z')]))).toBe(0);
+      expect(Number(await c.command(['HGET', redisKey(p, scope, 'lease:h'), '#sum']))).toBe(0);
     },
     timeout,
   );

@@ -299,7 +299,7 @@ describe.skipIf(missing !== undefined).each(flavours)('redisStore over %s', (fla
       await sleep(500); // outlives the TTL: only renewals keep it
       expect(r.permit.lost).toBe(false);
       expect(await r.permit.renew()).toBe(true);
-      const keys = (await c.command(['KEYS', `${prefix}:*sem*`])) as string[];
+      const keys = (await c.command(['KEYS', `${prefix}:*lease*`])) as string[];
       await c.command(['DEL', ...keys]);
       expect(await r.permit.renew()).toBe(false);
       expect(r.permit.lost).toBe(true);

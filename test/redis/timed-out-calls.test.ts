@@ -30,7 +30,7 @@ const prefix = 'timedout';
 // A token bucket that never refills during a test: remaining counts every charge.
 const quota = (name: string) => ({ name, ratePerSec: 0.001, burst: 9 });
 const leasesHeld = async (admin: TestClient, sem: string): Promise<number> =>
-  Number(await admin.command(['ZCARD', redisKey(prefix, { name: sem, id: '' }, 'sem:z')]));
+  Number(await admin.command(['ZCARD', redisKey(prefix, { name: sem, id: '' }, 'lease:z')]));
 
 describe.skipIf(missing !== undefined).each(mainFlavours)('timed-out calls over %s', (flavour) => {
   const redis = privateRedisForSuite(flavour);
