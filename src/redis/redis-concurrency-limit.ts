@@ -243,7 +243,7 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
       this.#forget(key, local);
       return { ok: false, reason: 'queue-full', degraded: true };
     }
-    const permit = this.#permit(key, `local-${randomId()}`, -1);
+    const permit = this.#permit(key, `local-${uniqueId()}`, -1);
     permit.onRelease = () => {
       for (const p of slots) p.release();
       this.#forget(key, local);
@@ -257,7 +257,7 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
 
   async #attempt(key: string, weight: number): Promise<Attempt> {
     const s = this.#s;
-    const leaseId = leaseMember(weight, randomId());
+    const leaseId = leaseMember(weight, uniqueId());
     const keys = this.#keys(key);
     const r = await this.#st.gate.call(semAcquireScript, {
       keys,
@@ -304,6 +304,6 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
 const idPrefix = randomBytes(12).toString('base64url');
 let idCount = 0;
 
-function randomId(): string {
+function uniqueId(): string {
   return `${idPrefix}${(++idCount).toString(36)}`;
 }
