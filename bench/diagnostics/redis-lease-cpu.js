@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// Where a Redis lease cycle's CPU goes (BENCHMARKS.md, S7; issue 29): acquire + release with 64
+// callers on 10,000 keys, Spillway's redisConcurrencyLimit beside redis-semaphore, interleaved
+// round by round. For each: cycles a second, and the CPU a cycle costs this process
+// (process.cpuUsage) and the Redis server (its /proc stat, so the Redis must run on this machine).
+// CPU time is what steal on a shared VM does not inflate, where cycles a second are noisy.
+// Add --commands to print INFO commandstats after one round of each (Redis's own time per
+// command: what a script's redis.call costs; the whole server's, so run it with nothing else on
+// that Redis). --dist DIR measures another build.
+// Usage: node bench/diagnostics/redis-lease-cpu.js [--rounds 3] [--seconds 2] [--port 6379]
+//          [--dist DIR] [--commands]
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { Semaphore } from 'redis-semaphore';
+import { median } from '../lib/stats.js';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '2' },
+    port: { type: 'string', default: '6379' },
+    dist: { type: 'string', default: new URL('../../dist', import.meta.url).pathname },
+    commands: { type: 'boolean', default: false },
+  },
+});
+const rounds = Number(values.rounds);
+const ms = Number(values.seconds) * 1000;
+const port = Number(values.port);
+const { redisStore, redisConcurrencyLimit } = await import(
+  pathToFileURL(resolve(values.dist, 'redis/index.js')).href
+);
+
+const client = new Redis({
+  port,
+  lazyConnect: true,
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+});
+await client.connect();
+const pid = Number(((await client.info('server')).match(/process_id:(\d+)/) ?? [])[1]);
+const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+/** The Redis server's CPU time so far in µs, from /proc (utime + stime). */
+function redisCpuUs() {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(f[11]) + Number(f[12])) / ticks) * 1e6;
+}
+try {
+  redisCpuUs();
+} catch {
+  throw new Error(`the Redis on port ${port} (pid ${pid}) is not a process of this machine`);
+}
+
+const prefix = `spillway-bench:lease-cpu:${randomBytes(3).toString('hex')}`;
+const store = redisStore({ client, prefix, onError: 'closed', timeoutMs: 1_000 });
+const limit = redisConcurrencyLimit({ store, name: 'lease', limit: 5, maxQueue: 0 });
+const contenders = {
+  'spillway redisConcurrencyLimit': async (key) => {
+    const r = await limit.acquire({ key });
+    if (r.ok) r.permit.release();
+  },
+  'redis-semaphore': async (key) => {
+    const s = new Semaphore(client, `${prefix}:rs:${key}`, 5, { acquireAttemptsLimit: 1 });
+    if (await s.tryAcquire()) await s.release();
+  },
+};
+const ids = Array.from({ length: 10_000 }, (_, i) => `client-${i}`);
+
+async function round(cycle) {
+  let n = 0;
+  let i = 0;
+  const stopAt = performance.now() + ms;
+  const node0 = process.cpuUsage();
+  const redis0 = redisCpuUs();
+  const t0 = performance.now();
+  const caller = async () => {
+    while (performance.now() < stopAt) {
+      await cycle(ids[(i++ * 7919) % ids.length]);
+      n++;
+    }
+  };
+  await Promise.all(Array.from({ length: 64 }, caller));
+  const elapsed = performance.now() - t0;
+  const node = process.cpuUsage(node0);
+  return {
+    perSec: (n / elapsed) * 1000,
+    nodeUs: (node.user + node.system) / n,
+    redisUs: (redisCpuUs() - redis0) / n,
+  };
+}
+
+const results = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]));
+for (const cycle of Object.values(contenders)) await round(cycle); // warm-up
+for (let r = 0; r < rounds; r++) {
+  const names = Object.keys(contenders);
+  for (const name of r % 2 === 0 ? names : names.reverse()) {
+    if (values.commands && r === 0) await client.config('RESETSTAT');
+    results[name].push(await round(contenders[name]));
+    if (values.commands && r === 0) {
+      console.log(`INFO commandstats after ${name}:`);
+      for (const line of (await client.info('commandstats')).split('\r\n').slice(1)) {
+        if (line !== '') console.log(`  ${line.split(',').slice(0, 3).join(',')}`);
+      }
+    }
+  }
+}
+console.log(`Lease cycles (acquire + release), 64 in flight, ${rounds} rounds of ${ms / 1000} s`);
+for (const [name, xs] of Object.entries(results)) {
+  const m = (f) => median(xs.map(f));
+  console.log(
+    `  ${name.padEnd(31)} ${Math.round(m((x) => x.perSec))
+      .toLocaleString('en')
+      .padStart(7)}/s` +
+      `  CPU a cycle: this process ${m((x) => x.nodeUs).toFixed(1)} µs, Redis ${m((x) => x.redisUs).toFixed(1)} µs`,
+  );
+}
+let cursor = '0';
+do {
+  const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+  cursor = next;
+  if (keys.length > 0) await client.del(...keys);
+} while (cursor !== '0');
+client.disconnect();
