@@ -9,14 +9,13 @@
 // that Redis). --dist DIR measures another build.
 // Usage: node bench/diagnostics/redis-lease-cpu.js [--rounds 3] [--seconds 2] [--port 6379]
 //          [--dist DIR] [--commands]
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { Semaphore } from 'redis-semaphore';
+import { processCpuUs } from '../lib/proc-cpu.js';
 import { median } from '../lib/stats.js';
 
 const { values } = parseArgs({
@@ -43,13 +42,8 @@ const client = new Redis({
 });
 await client.connect();
 const pid = Number(((await client.info('server')).match(/process_id:(\d+)/) ?? [])[1]);
-const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-/** The Redis server's CPU time so far in µs, from /proc (utime + stime). */
-function redisCpuUs() {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) / ticks) * 1e6;
-}
+/** The Redis server's CPU time so far in µs. */
+const redisCpuUs = () => processCpuUs(pid);
 try {
   redisCpuUs();
 } catch {

@@ -14,6 +14,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { holdOneSlot } from '../lib/hold-slot.js';
 import { loadNote, machineLine, startServer } from '../lib/pinned-servers.js';
+import { processCpuUs } from '../lib/proc-cpu.js';
 import { median, shuffle } from '../lib/stats.js';
 
 const { values: opts } = parseArgs({
@@ -63,14 +64,6 @@ const allCases = [
 ];
 const cases = opts.only ? [base, ...opts.only.split(',').filter((c) => c !== base)] : allCases;
 for (const c of cases) if (!allCases.includes(c)) throw new Error(`--only: no case '${c}'`);
-
-const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-/** The process's CPU time so far in µs, from /proc (fields 14 and 15 of its stat line). */
-function cpuUs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1e6;
-}
 
 /** `spillway serve bounded` from the CLI on CPU 0; resolves with its child and port. */
 function startCli() {
@@ -128,9 +121,9 @@ for (let r = 0; r < rounds; r++) {
   for (const c of shuffle([...cases], Math.random)) {
     process.stderr.write(`\rround ${r + 1}/${rounds}: ${c.padEnd(48)}`);
     const { child, port } = servers.get(c);
-    const cpu0 = cpuUs(child.pid);
+    const cpu0 = processCpuUs(child.pid);
     const run = wrk(port, seconds);
-    samples.get(c).push({ ...run, us: (cpuUs(child.pid) - cpu0) / run.total });
+    samples.get(c).push({ ...run, us: (processCpuUs(child.pid) - cpu0) / run.total });
   }
 }
 process.stderr.write('\n');
