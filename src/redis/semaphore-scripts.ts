@@ -7,8 +7,8 @@
  * Two keys per semaphore: a zset of leases (member: the lease id, score: its expiry in Redis
  * ms) and a hash of counters (`#sum`, the weight held; `#fence`; `#exp`, below). A lease id is
  * `<weight>:<unique>` ({@link leaseMember}), so releasing or sweeping a lease needs no lookup
- * of its weight: an acquire costs Redis three commands, a release two — every `redis.call`
- * from Lua costs about as much as the command it runs.
+ * of its weight: an acquire costs Redis three commands (four when nothing was held), a release
+ * two — every `redis.call` from Lua costs about as much as the command it runs.
  *
  * @module
  */
@@ -104,6 +104,13 @@ ${needsExpiry}
 redis.call('HSET', hkey, '#sum', sum + weight, '#fence', string.format('%.0f', fence),
   '#exp', string.format('%.0f', exp or tonumber(expAt)))
 ${expireBoth}
+-- Redis deletes a zset left empty, and ZADD made it again without an expiry: nothing was held
+-- (sum 0), so give it the hash's.
+if sum == 0 and not exp then
+  local left = tonumber(expAt) - nowMs
+  if left < 1 then left = 1 end
+  redis.call('PEXPIRE', zkey, left)
+end
 out[o + 1] = 1
 out[o + 2] = limit - sum - weight
 out[o + 3] = fence

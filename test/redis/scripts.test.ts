@@ -231,6 +231,18 @@ describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
       expect(await exp()).toBe(Math.floor(sec / 1000) + 191_000);
     });
 
+    it('a zset emptied by releases and made again by an acquire expires with the hash', async () => {
+      ids.clear();
+      const ks = keys();
+      await acquire(ks, 'a', 1, 0);
+      await release(ks, 'a'); // the zset is empty: Redis deletes it
+      expect(Number(await command(['EXISTS', ks[0]]))).toBe(0);
+      await acquire(ks, 'b', 1, 10); // the expiry set is long enough: not set again
+      const [z, h] = [await command(['PTTL', ks[0]]), await command(['PTTL', ks[1]])];
+      expect(Number(z)).toBeGreaterThan(100_000);
+      expect(Math.abs(Number(z) - Number(h))).toBeLessThan(1_000);
+    });
+
     it('refuses a reused lease id', async () => {
       ids.clear();
       const ks = keys();
