@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { Semaphore } from 'redis-semaphore';
+import { deleteKeys, leaseContenders, leaseCycle } from './lib/redis-leases.js';
 
 const { values } = parseArgs({
   options: {
@@ -31,9 +31,8 @@ const { values } = parseArgs({
     child: { type: 'string' },
   },
 });
-const { redisStore, redisConcurrencyLimit } = await import(
-  pathToFileURL(resolve(values.dist, 'redis/index.js')).href
-);
+const redisModule = await import(pathToFileURL(resolve(values.dist, 'redis/index.js')).href);
+const { redisStore } = redisModule;
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const port = Number(values.port);
@@ -95,29 +94,10 @@ async function contender(name, prefix, policy) {
   return { decide, close, store };
 }
 
-/**
- * A lease contender: `(key) => Promise<unknown>` that acquires a lease on `key` (limit 5, so
- * never refused under this load) and releases it, as each library lets a caller.
- */
+/** A lease contender (see lib/redis-leases.js) on a client of its own. */
 async function leaseContender(name, prefix) {
   const { client, close } = await ioredis();
-  if (name === 'redis-semaphore') {
-    const cycle = async (key) => {
-      const s = new Semaphore(client, `${prefix}:${key}`, 5, { acquireAttemptsLimit: 1 });
-      if (!(await s.tryAcquire())) return { ok: false };
-      await s.release();
-      return { ok: true };
-    };
-    return { decide: cycle, close };
-  }
-  const store = redisStore({ client, prefix, onError: 'closed', timeoutMs: 1_000 });
-  const limit = redisConcurrencyLimit({ store, name: 'lease', limit: 5, maxQueue: 0 });
-  const cycle = async (key) => {
-    const r = await limit.acquire({ key });
-    if (r.ok) r.permit.release();
-    return r;
-  };
-  return { decide: cycle, close };
+  return { decide: leaseCycle(name, { client, prefix, redis: redisModule }), close };
 }
 
 /**
@@ -174,12 +154,7 @@ async function hammer(decide, { inFlight, ms, keyOf }) {
 
 async function cleanup(prefix) {
   const { client, close } = await ioredis();
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await client.del(...keys);
-  } while (cursor !== '0');
+  await deleteKeys(client, prefix);
   close();
 }
 
@@ -235,7 +210,6 @@ const ms = seconds * 1000;
 const wide = { name: 'wide', ratePerSec: 1e6, burst: 1e6 }; // never refuses: pure cost
 const randomKey = (i) => ids[(i * 7919) % ids.length];
 const contenders = ['spillway-ioredis', 'spillway-node-redis', 'rlf-ioredis'];
-const leaseContenders = ['spillway-lease', 'redis-semaphore'];
 const med = (xs, f) => xs.map(f).sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 /** Median and range of `a[i] / b[i]` over rounds. */
 const ratios = (a, b) => {

@@ -14,8 +14,8 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { Semaphore } from 'redis-semaphore';
 import { processCpuUs } from '../lib/proc-cpu.js';
+import { deleteKeys, leaseContenders, leaseCycle } from '../lib/redis-leases.js';
 import { median } from '../lib/stats.js';
 
 const { values } = parseArgs({
@@ -30,9 +30,6 @@ const { values } = parseArgs({
 const rounds = Number(values.rounds);
 const ms = Number(values.seconds) * 1000;
 const port = Number(values.port);
-const { redisStore, redisConcurrencyLimit } = await import(
-  pathToFileURL(resolve(values.dist, 'redis/index.js')).href
-);
 
 const client = new Redis({
   port,
@@ -51,18 +48,13 @@ try {
 }
 
 const prefix = `spillway-bench:lease-cpu:${randomBytes(3).toString('hex')}`;
-const store = redisStore({ client, prefix, onError: 'closed', timeoutMs: 1_000 });
-const limit = redisConcurrencyLimit({ store, name: 'lease', limit: 5, maxQueue: 0 });
-const contenders = {
-  'spillway redisConcurrencyLimit': async (key) => {
-    const r = await limit.acquire({ key });
-    if (r.ok) r.permit.release();
-  },
-  'redis-semaphore': async (key) => {
-    const s = new Semaphore(client, `${prefix}:rs:${key}`, 5, { acquireAttemptsLimit: 1 });
-    if (await s.tryAcquire()) await s.release();
-  },
-};
+const redis = await import(pathToFileURL(resolve(values.dist, 'redis/index.js')).href);
+const contenders = Object.fromEntries(
+  leaseContenders.map((name) => [
+    name,
+    leaseCycle(name, { client, prefix: `${prefix}:${name}`, redis }),
+  ]),
+);
 const ids = Array.from({ length: 10_000 }, (_, i) => `client-${i}`);
 
 async function round(cycle) {
@@ -107,16 +99,11 @@ console.log(`Lease cycles (acquire + release), 64 in flight, ${rounds} rounds of
 for (const [name, xs] of Object.entries(results)) {
   const m = (f) => median(xs.map(f));
   console.log(
-    `  ${name.padEnd(31)} ${Math.round(m((x) => x.perSec))
+    `  ${name.padEnd(16)} ${Math.round(m((x) => x.perSec))
       .toLocaleString('en')
       .padStart(7)}/s` +
       `  CPU a cycle: this process ${m((x) => x.nodeUs).toFixed(1)} µs, Redis ${m((x) => x.redisUs).toFixed(1)} µs`,
   );
 }
-let cursor = '0';
-do {
-  const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-  cursor = next;
-  if (keys.length > 0) await client.del(...keys);
-} while (cursor !== '0');
+await deleteKeys(client, prefix);
 client.disconnect();
