@@ -7,12 +7,12 @@
 // 3x a quota, and the Redis calls the deny cache saves under a greedy client. Peers are
 // interleaved round by round (after a warm-up round) so machine noise hits them alike.
 //
-// Usage: npm run build && node bench/redis.js [--seconds 2] [--rounds 3] [--port 6379] [--json]
-//   [--dist DIR] (a private build instead of dist/)
+// Usage: npm run build && node bench/redis.js --help
 // Needs a Redis on 127.0.0.1:<port> (keys go under spillway-bench:* and are deleted).
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -29,14 +29,33 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     dist: { type: 'string', default: fileURLToPath(new URL('../dist', import.meta.url)) },
     child: { type: 'string' },
+    help: { type: 'boolean', default: false },
   },
 });
+if (values.help) {
+  console.log(`Usage: npm run build && node bench/redis.js [options]
+
+S7: Spillway's Redis store beside rate-limiter-flexible's RateLimiterRedis (quota decisions)
+and redis-semaphore (concurrency leases), interleaved round by round, on a Redis on loopback.
+
+  --seconds S   length of one closed-loop cell (default 2); the open-loop cells run as long
+  --rounds N    rounds after a warm-up round (default 3)
+  --port P      the Redis on 127.0.0.1 to use (default 6379; keys under spillway-bench:*,
+                deleted at the end)
+  --dist DIR    load Spillway from this build instead of dist/
+  --json        machine-readable output
+
+The open-loop cells (half of RateLimiterRedis's rate) each run in a fresh process, with a PING
+at the same rate as the floor the machine allows, and that process's event-loop delay p99.`);
+  process.exit(0);
+}
 const redisModule = await import(pathToFileURL(resolve(values.dist, 'redis/index.js')).href);
 const { redisStore } = redisModule;
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const port = Number(values.port);
 const ids = Array.from({ length: 10_000 }, (_, i) => `client-${i}`);
+const randomKey = (i) => ids[(i * 7919) % ids.length];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function ioredis() {
@@ -63,6 +82,10 @@ async function nodeRedis() {
  * `resetMs` is, for window limiters, the time until the current window ends.
  */
 async function contender(name, prefix, policy) {
+  if (name === 'ping') {
+    const { client, close } = await ioredis();
+    return { decide: () => client.ping(), close };
+  }
   if (name === 'rlf-ioredis') {
     const { client, close } = await ioredis();
     const rl = new RateLimiterRedis({
@@ -108,6 +131,8 @@ async function leaseContender(name, prefix) {
  */
 async function openLoop(decide, { perSec, ms, keyOf }) {
   const lat = new Float64Array(Math.ceil((perSec * ms) / 1000) + 1);
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
   let done = 0;
   let outstanding = 0;
   let allDone = () => {};
@@ -126,9 +151,11 @@ async function openLoop(decide, { perSec, ms, keyOf }) {
     await sleep(1);
   }
   if (outstanding > 0) await new Promise((resolve) => (allDone = resolve));
+  loopDelay.disable();
   const sorted = lat.subarray(0, done).sort();
   const q = (p) => sorted[Math.min(done - 1, Math.floor(p * done))] ?? NaN;
-  return { perSec: (done * 1000) / ms, p50: q(0.5), p99: q(0.99) };
+  const loopP99 = loopDelay.percentile(99) / 1e6;
+  return { perSec: (done * 1000) / ms, p50: q(0.5), p99: q(0.99), loopP99 };
 }
 
 /** Closed loop with `inFlight` concurrent callers for `ms`; latency per call in ms. */
@@ -158,10 +185,17 @@ async function cleanup(prefix) {
   close();
 }
 
-// ---- child mode: one replica of the 3-process runs -------------------------------------
+// ---- child mode: one replica of the 3-process runs, or one open-loop cell ---------------
 if (values.child !== undefined) {
   const cfg = JSON.parse(values.child);
   const { decide, close, store } = await contender(cfg.name, cfg.prefix, cfg.policy);
+  if (cfg.open !== undefined) {
+    // Warm up (JIT, script cache), then the open loop in a process nothing ran in before.
+    await hammer(decide, { inFlight: 16, ms: 500, keyOf: randomKey });
+    process.send(await openLoop(decide, { ...cfg.open, keyOf: randomKey }));
+    close();
+    process.exit(0);
+  }
   await sleep(Math.max(0, cfg.startAt - Date.now()));
   const admittedAt = [];
   const keyOf = cfg.hotKey ? () => 'hot' : (i) => ids[i % ids.length];
@@ -180,14 +214,15 @@ if (values.child !== undefined) {
   process.exit(0);
 }
 
-async function threeProcesses(cfg) {
-  const startAt = Date.now() + 1_000;
-  const runs = [0, 1, 2].map(
+/** Runs `count` children with `cfg` (see child mode); resolves with what each sent. */
+function children(cfg, count) {
+  const runs = Array.from(
+    { length: count },
     () =>
       new Promise((resolve, reject) => {
         const child = fork(new URL(import.meta.url).pathname, [
           '--child',
-          JSON.stringify({ ...cfg, startAt }),
+          JSON.stringify(cfg),
           '--port',
           String(port),
         ]);
@@ -196,6 +231,10 @@ async function threeProcesses(cfg) {
       }),
   );
   return Promise.all(runs);
+}
+
+function threeProcesses(cfg) {
+  return children({ ...cfg, startAt: Date.now() + 1_000 }, 3);
 }
 
 // ---- the report -------------------------------------------------------------------------
@@ -208,7 +247,6 @@ const report = {
 };
 const ms = seconds * 1000;
 const wide = { name: 'wide', ratePerSec: 1e6, burst: 1e6 }; // never refuses: pure cost
-const randomKey = (i) => ids[(i * 7919) % ids.length];
 const contenders = ['spillway-ioredis', 'spillway-node-redis', 'rlf-ioredis'];
 const med = (xs, f) => xs.map(f).sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 /** Median and range of `a[i] / b[i]` over rounds. */
@@ -247,14 +285,20 @@ try {
       if (r > 0) tput[name].push(t);
     }
   }
-  // Half of RateLimiterRedis's rate, offered open loop to each, interleaved.
+  // Half of RateLimiterRedis's rate, offered open loop to each, interleaved, each cell in a
+  // fresh process: the closed-loop cells leave this one's heap full of garbage whose
+  // collection paused whichever contender ran next. PING at the same rate is the floor.
   const halfRate = Math.round(med(tput['rlf-ioredis'], (x) => x.perSec) / 2);
-  const atHalf = { 'spillway-ioredis': [], 'rlf-ioredis': [] };
+  const atHalf = { 'spillway-ioredis': [], 'rlf-ioredis': [], ping: [] };
   for (let r = 0; r < rounds; r++) {
-    for (const name of r % 2 === 0 ? Object.keys(atHalf) : Object.keys(atHalf).reverse()) {
-      atHalf[name].push(
-        await openLoop(built[name].decide, { perSec: halfRate, ms: ms / 2, keyOf: randomKey }),
+    const names = Object.keys(atHalf);
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(i + r) % names.length];
+      const [cell] = await children(
+        { name, prefix: `${prefix}:half:${name}`, policy: wide, open: { perSec: halfRate, ms } },
+        1,
       );
+      atHalf[name].push(cell);
     }
   }
   for (const name of [...contenders, ...leaseContenders]) built[name].close();
@@ -269,6 +313,7 @@ try {
     p50Ms: +med(xs, (x) => x.p50).toFixed(3),
     p99Ms: +med(xs, (x) => x.p99).toFixed(3),
     worstP99Ms: +Math.max(...xs.map((x) => x.p99)).toFixed(3),
+    eventLoopP99Ms: +med(xs, (x) => x.loopP99).toFixed(2),
   }));
   report.leases = leaseContenders.map((n) => ({
     contender: n,
@@ -404,7 +449,10 @@ if (values.json) {
     'Decisions/s over RateLimiterRedis, per round (median, min, max)',
     report.ratioToRateLimiterRedis,
   );
-  show("Open loop at half of RateLimiterRedis's rate", report.atHalfRate);
+  show(
+    "Open loop at half of RateLimiterRedis's rate, a fresh process per cell (ping: the floor)",
+    report.atHalfRate,
+  );
   show('Concurrency lease, acquire + release, 64 in flight (median of rounds)', report.leases);
   show('Lease cycles/s over redis-semaphore, per round', { ratio: report.leaseRatio });
   show('Added latency of one quota check, one at a time', report.addedLatencyOneAtATime);
