@@ -56,6 +56,7 @@ const base = 'bare 503';
 const cli = 'spillway serve bounded (the CLI)';
 const allCases = [
   base,
+  'bare 503 keep-alive timeout',
   'spillway node 429',
   'spillway node 429 ignored',
   'spillway node 429 serve bounded',
