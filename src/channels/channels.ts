@@ -57,6 +57,12 @@ export interface AdmissionMessage {
   readonly capacityFree: boolean;
   /** The request. */
   readonly req: IncomingMessage;
+  /**
+   * For `admitted`: the admission's number, counting from 1 in the order admissions are
+   * published, process-wide (every installed copy of Spillway shares the count); 0 for every
+   * other result. Its release carries the same number: see {@link admissionsPublished}.
+   */
+  readonly seq: number;
   /** The client key, only with `publishKey: true`. */
   readonly key?: string;
 }
@@ -80,6 +86,11 @@ export interface ReleaseMessage {
   /** What the release told the route's limit (`dropped` for overload or the route's deadline). */
   readonly outcome: PermitOutcome;
   readonly req: IncomingMessage;
+  /**
+   * The `seq` of this request's `admitted` message; 0 when that message was not published
+   * (nobody listened then).
+   */
+  readonly seq: number;
 }
 
 /** What became of a quota check: let through, refused for the client's quota, or the store's. */
@@ -254,6 +265,29 @@ export const channelNames = {
   refusal: 'spillway:http:refusal',
   retryStorm: 'spillway:retry-storm',
 } as const;
+
+/**
+ * The count of `admitted` messages published, shared by every installed copy of Spillway (as
+ * the channels themselves are, by name), so their numbers never collide.
+ */
+const admissions = ((globalThis as Record<symbol, unknown>)[
+  Symbol.for('spillway.admissions.published')
+] ??= { published: 0 }) as { published: number };
+
+/**
+ * The number of the last `admitted` message published (0 before the first). A subscriber that
+ * reads it as it subscribes knows which admissions it saw: a release whose `seq` is above it;
+ * one at or below it (or 0) was admitted before, so counting it out would count a request it
+ * never counted in.
+ */
+export function admissionsPublished(): number {
+  return admissions.published;
+}
+
+/** Numbers an admission about to be published (see {@link AdmissionMessage.seq}). @internal */
+export function nextAdmissionSeq(): number {
+  return ++admissions.published;
+}
 
 /** Node's channel of that name, typed with its message. */
 function typed<T>(name: string): TypedChannel<T> {

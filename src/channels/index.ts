@@ -8,6 +8,7 @@
  */
 export {
   admissionChannel,
+  admissionsPublished,
   attemptChannel,
   breakerChannel,
   channelNames,

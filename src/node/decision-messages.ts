@@ -11,6 +11,7 @@ import type { ConcurrencyLimit, Criticality, PermitOutcome, RateDecision } from 
 import type { Refusal, RefusalResponse } from '../http/index.js';
 import {
   admissionChannel,
+  nextAdmissionSeq,
   quotaChannel,
   releaseChannel,
   type AdmissionMessage,
@@ -49,6 +50,8 @@ export function lineSubject(init: ContextInit): DecisionSubject {
 
 /** Publishes an admission: at the door, or after `waitMs` in line. */
 export function publishAdmitted(context: Admitted, waitMs: number | undefined): void {
+  const seq = nextAdmissionSeq();
+  context.admissionSeq = seq;
   admissionChannel.publish(
     withKey(
       {
@@ -63,6 +66,7 @@ export function publishAdmitted(context: Admitted, waitMs: number | undefined): 
         retryAfterMs: undefined,
         capacityFree: false,
         req: context.req,
+        seq,
       },
       context.publishKey ? context.key : undefined,
     ),
@@ -96,6 +100,7 @@ export function publishRefused(
           outcome !== undefined &&
           (limiter === undefined || (limiter.active < limiter.limit && limiter.queued === 0)),
         req: subject.req,
+        seq: 0,
       },
       subject.key,
     ),
@@ -126,6 +131,7 @@ export function publishRelease(context: Admitted, outcome: PermitOutcome, now: n
     heldMs: Math.max(0, now - context.grantedAt),
     outcome,
     req: context.req,
+    seq: context.admissionSeq,
   });
 }
 

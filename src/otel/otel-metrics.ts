@@ -16,6 +16,7 @@ import {
 import { SpillwayConfigError } from '../index.js';
 import {
   admissionChannel,
+  admissionsPublished,
   attemptChannel,
   queuedChannel,
   quotaChannel,
@@ -90,7 +91,15 @@ function listOf<T>(
 
 class Recorder implements OtelMetrics {
   readonly #subs = new Subscriptions();
-  /** Requests counted in (admitted, or in line) by this recorder, so it never counts one out twice. */
+  /**
+   * The last admission published before this recorder subscribed: a release numbered above it
+   * is of a request counted in here; at or below it, of one admitted before (not counted out).
+   */
+  readonly #since = admissionsPublished();
+  /**
+   * Requests counted in by this recorder, for messages that carry no number (published by an
+   * older copy of Spillway in the same process), and for the line, whose entries are few.
+   */
   readonly #active = new WeakSet<object>();
   readonly #waiting = new WeakSet<object>();
 
@@ -134,7 +143,7 @@ class Recorder implements OtelMetrics {
         timeInQueue.record(m.waitMs / 1000, { [a.route]: m.route, [a.result]: m.result });
       }
       if (m.result === 'admitted') {
-        this.#active.add(m.req);
+        if (m.seq === undefined) this.#active.add(m.req);
         byRoute(activeSums, m.route).delta++;
       } else if (m.capacityFree && (m.result === 'shed' || m.result === 'overloaded')) {
         const cell =
@@ -147,7 +156,8 @@ class Recorder implements OtelMetrics {
       byRoute(queuedSums, m.route).delta++;
     });
     this.#subs.on(releaseChannel, (m: ReleaseMessage) => {
-      if (this.#active.delete(m.req)) byRoute(activeSums, m.route).delta--;
+      const seen = m.seq === undefined ? this.#active.delete(m.req) : m.seq > this.#since;
+      if (seen) byRoute(activeSums, m.route).delta--;
       lease.record(m.heldMs / 1000, { [a.route]: m.route });
     });
     this.#subs.on(attemptChannel, (m: AttemptMessage) => {

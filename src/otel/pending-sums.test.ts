@@ -2,7 +2,13 @@
 // reader collected by hand (no exporter, no network).
 import { MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
-import { admissionChannel, type AdmissionMessage } from '../channels/index.js';
+import {
+  admissionChannel,
+  releaseChannel,
+  type AdmissionMessage,
+  type ReleaseMessage,
+} from '../channels/index.js';
+import { nextAdmissionSeq } from '../channels/channels.js';
 import { instrumentNames as n } from './instruments.js';
 import { otelMetrics } from './otel-metrics.js';
 import { maxAttributeSets, PendingSums } from './pending-sums.js';
@@ -95,11 +101,46 @@ describe('otelMetrics', () => {
       retryAfterMs: 1000,
       capacityFree: true,
       req: {} as AdmissionMessage['req'],
+      seq: 0,
     };
     admissionChannel.publish(message);
     metrics.close();
     expect(await sums(reader, n.requests)).toEqual([
       [{ 'spillway.route': 'r', 'spillway.result': 'quota' }, 1],
     ]);
+  });
+
+  it('counts out of active_requests only the requests it counted in', async () => {
+    const reader = new Reader();
+    const meterProvider = new MeterProvider({ readers: [reader] });
+    type Req = AdmissionMessage['req'];
+    const admit = (req: Req, seq: number | undefined): void => {
+      const m = { result: 'admitted', route: 'r', criticality: 'critical', attempt: 1 };
+      const rest = { queued: false, waitMs: 0, status: undefined, signal: undefined };
+      const message = { ...m, ...rest, retryAfterMs: undefined, capacityFree: false, req, seq };
+      admissionChannel.publish(message as AdmissionMessage);
+    };
+    const release = (req: Req, seq: number | undefined): void => {
+      const message = { route: 'r', criticality: 'critical', heldMs: 1, outcome: 'ok', req, seq };
+      releaseChannel.publish(message as ReleaseMessage);
+    };
+    // Admitted before the recorder existed: one published (someone else listened), one not.
+    const early = { published: {} as Req, unpublished: {} as Req };
+    const earlySeq = nextAdmissionSeq();
+    const metrics = otelMetrics({ meterProvider });
+    const late = {} as Req;
+    const lateSeq = nextAdmissionSeq();
+    admit(late, lateSeq);
+    // An older copy of Spillway numbers nothing: its requests are told apart by identity.
+    const old = { in: {} as Req, before: {} as Req };
+    admit(old.in, undefined);
+    release(early.published, earlySeq);
+    release(early.unpublished, 0);
+    release(old.before, undefined);
+    expect(await sums(reader, n.activeRequests)).toEqual([[{ 'spillway.route': 'r' }, 2]]);
+    release(late, lateSeq);
+    release(old.in, undefined);
+    expect(await sums(reader, n.activeRequests)).toEqual([[{ 'spillway.route': 'r' }, 0]]);
+    metrics.close();
   });
 });

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   admissionChannel,
+  nextAdmissionSeq,
   queuedChannel,
   releaseChannel,
   type AdmissionMessage,
@@ -13,7 +14,12 @@ import { decisionTrace, type DecisionTrace } from './decision-trace.js';
 const req = {} as IncomingMessage;
 const route = 'default';
 
+/** The numbers of the admissions published and not yet released, oldest first. */
+const held: number[] = [];
+
 function decide(result: AdmissionMessage['result'], waitMs?: number): void {
+  const seq = result === 'admitted' ? nextAdmissionSeq() : 0;
+  if (seq > 0) held.push(seq);
   admissionChannel.publish({
     result,
     route,
@@ -26,14 +32,19 @@ function decide(result: AdmissionMessage['result'], waitMs?: number): void {
     retryAfterMs: undefined,
     capacityFree: false,
     req,
+    seq,
   });
 }
 const queue = (): void => queuedChannel.publish({ route, criticality: 'critical', req });
-const release = (): void =>
-  releaseChannel.publish({ route, criticality: 'critical', heldMs: 30, outcome: 'ok', req });
+/** Releases the oldest admission still held, or the one numbered `seq`. */
+const release = (seq = held.shift()!): void =>
+  releaseChannel.publish({ route, criticality: 'critical', heldMs: 30, outcome: 'ok', req, seq });
 
 let trace: DecisionTrace | undefined;
-afterEach(() => trace?.close());
+afterEach(() => {
+  trace?.close();
+  held.length = 0;
+});
 
 describe('decisionTrace', () => {
   it('counts each window: admitted, refused by reason, peaks, the limit, time in line', async () => {
@@ -137,6 +148,22 @@ describe('decisionTrace', () => {
       [300, 550], // the stall: one long window, then a fresh grid from its end
       [850, 100],
     ]);
+  });
+
+  it('does not count out a request admitted before it began', async () => {
+    const clock = createVirtualClock();
+    const before = nextAdmissionSeq(); // admitted while nobody listened
+    trace = decisionTrace({ clock, windowMs: 100 });
+    decide('admitted');
+    release(before);
+    await clock.advance(100);
+    release();
+    await clock.advance(100);
+    // Still 1 in flight after the early release (the next window starts from it), then 0.
+    expect(trace.snapshot().windows.map((w) => w.peakInFlight)).toEqual([1, 1]);
+    decide('admitted');
+    await clock.advance(100);
+    expect(trace.snapshot().windows.map((w) => w.peakInFlight)).toEqual([1, 1, 1]);
   });
 
   it('stops counting and closing windows once closed', () => {

@@ -10,9 +10,11 @@
  */
 import {
   admissionChannel,
+  admissionsPublished,
   queuedChannel,
   releaseChannel,
   type AdmissionMessage,
+  type ReleaseMessage,
 } from '../../channels/channels.js';
 import { systemClock, type Clock, type TimerHandle } from '../../core/clock/clock.js';
 import { positiveInteger, positiveNumber } from '../../core/internal/validate.js';
@@ -116,6 +118,8 @@ class Trace implements DecisionTrace {
   #waitMaxMs = 0;
   // Levels carried from window to window.
   #inFlight = 0;
+  /** The last admission published before the trace began: later releases are above it. */
+  readonly #since = admissionsPublished();
   #queued = 0;
 
   constructor(
@@ -154,9 +158,9 @@ class Trace implements DecisionTrace {
     if (++this.#queued > this.#peakQueued) this.#peakQueued = this.#queued;
   };
 
-  readonly #onRelease = (): void => {
-    // A request admitted before the trace began is not counted in flight.
-    if (this.#inFlight > 0) this.#inFlight--;
+  readonly #onRelease = (m: ReleaseMessage): void => {
+    // A request admitted before the trace began was not counted in flight.
+    if (m.seq > this.#since) this.#inFlight--;
   };
 
   /** Closes the open window at `due` (or later, if the timer was late) and opens the next. */
