@@ -91,7 +91,10 @@ export class Admitted implements RequestContext {
   readonly startedAt: number;
   /** Whether the key may go on the diagnostics channels (the guard's `publishKey`). */
   readonly publishKey: boolean;
-  /** The `seq` its `admitted` message was published with; 0 while none was. */
+  /**
+   * The `seq` its `admitted` message was published with (0 while none was), for its release's
+   * message. Set by the guard's checks. @internal
+   */
   admissionSeq = 0;
   readonly #onFinish: ((context: Admitted, outcome: PermitOutcome) => void) | undefined;
   /** The request (adapters need it back when they run the handler). */
