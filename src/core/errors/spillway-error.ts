@@ -4,9 +4,16 @@
  *
  * @module
  */
-import type { SpillwayErrorCode } from './codes.js';
+import { errorCodes, type SpillwayErrorCode } from './codes.js';
 
 const brand = Symbol.for('spillway.error');
+
+/** Each code's message suffix, built once (errors are made by the thousand under overload). */
+const suffixes = new Map<string, string>(Object.values(errorCodes).map((c) => [c, suffix(c)]));
+
+function suffix(code: string): string {
+  return ` (${code}, see docs/errors.md#${code.toLowerCase()})`;
+}
 
 /** Options every Spillway error accepts. */
 export interface SpillwayErrorOptions {
@@ -23,11 +30,10 @@ export class SpillwayError extends Error {
 
   constructor(code: SpillwayErrorCode, message: string, options?: SpillwayErrorOptions) {
     super(
-      `${message} (${code}, see docs/errors.md#${code.toLowerCase()})`,
+      message + (suffixes.get(code) ?? suffix(code)),
       options?.cause === undefined ? undefined : { cause: options.cause },
     );
     this.code = code;
-    Object.defineProperty(this, brand, { value: true });
   }
 
   override get name(): string {
@@ -51,6 +57,10 @@ export class SpillwayError extends Error {
     return Function.prototype[Symbol.hasInstance].call(this, value);
   }
 }
+
+// The brand every Spillway error carries, once on the prototype rather than on each instance
+// (non-enumerable, so it never shows when an error is logged or serialised).
+Object.defineProperty(SpillwayError.prototype, brand, { value: true });
 
 /** True for any error thrown by any installed copy of Spillway. */
 export function isSpillwayError(value: unknown): value is SpillwayError {
