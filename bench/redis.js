@@ -225,6 +225,8 @@ function children(cfg, count) {
           JSON.stringify(cfg),
           '--port',
           String(port),
+          '--dist',
+          values.dist,
         ]);
         child.once('message', resolve);
         child.once('error', reject);
