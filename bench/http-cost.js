@@ -50,7 +50,7 @@ divided by the same round's bare 503 (see the comment at the top of this file).
   --connections N   keep-alive connections, closed loop (default 32)
   --only a,b        only the cases whose names contain one of these; =name matches exactly
                     (the bare 503 always runs)
-    --dist DIR        the build the servers load, relative to the repository's root (default dist)
+  --dist DIR        the build the servers load, relative to the repository's root (default dist)
   --against DIR     also run every chosen Spillway case on this build (rows marked "@ DIR"),
                     to compare a change in one run
   --cpu-prof DIR    profile every server (node --cpu-prof) into DIR, one <case>.cpuprofile each

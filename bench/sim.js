@@ -1,13 +1,44 @@
-// Speed of `spillway/sim`: simulated requests (attempts reaching any simulated server) per
-// second of wall time for the chain scenario's runs, the full metastable grid's wall time, and
-// the event list on its own beside `spillway/testing`'s virtual clock (which flushes promise
-// callbacks with setImmediate). Run after a build: `node bench/sim.js` (SPILLWAY_DIST=<dir>
-// to use another build).
+// Speed of `spillway/sim` (BENCHMARKS.md S12): simulated requests (attempts reaching any
+// simulated server) per second of wall time for the chain scenario's runs and the spike
+// scenario's, the full metastable grid's wall time, and the event list on its own beside
+// `spillway/testing`'s virtual clock (which flushes promise callbacks with setImmediate).
+//
+// Each run is made --runs times in this process: the first is cold (the JIT compiles as it
+// goes; what one `spillway sim` run sees), the median of the others warm (what a sweep of many
+// runs sees). Speed depends on the Node version as much as on the code (an AbortSignal, made
+// per attempt by the real client, costs ~3 × more on Node 20): run it on each.
+//
+// Usage: npm run build && node bench/sim.js [--runs 5] [--json]
+//        (SPILLWAY_DIST=<dir> to load another build)
+import { cpus } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { median } from './lib/stats.js';
+
+const { values: opts } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '5' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (opts.help) {
+  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n\n')[0]);
+  process.exit(0);
+}
+const runs = Number(opts.runs);
+if (!Number.isInteger(runs) || runs < 2) {
+  throw new Error(
+    `--runs must be a whole number ≥ 2 (one cold run, the rest warm), got ${opts.runs}`,
+  );
+}
+
 const dist = process.env.SPILLWAY_DIST ?? new URL('../dist', import.meta.url).pathname;
 const lib = await import(`${dist}/sim/index.js`);
 const { createVirtualClock } = await import(`${dist}/testing/index.js`);
 
-async function chainRun(policy, overloaded) {
+/** The chain's options for `policy`: A → B → C, C refusing everything or at 1.5 × overload. */
+function chainOptions(policy, overloaded) {
   const [user, ab, bc] = lib.chainPolicies[policy].hops;
   const hop = (name, to, retry) => ({
     name,
@@ -25,8 +56,7 @@ async function chainRun(policy, overloaded) {
         serviceTime: { kind: 'constant', ms: 0.5 },
         answer: 'refuse',
       };
-  const t0 = performance.now();
-  const r = await lib.simulate({
+  return {
     seed: 1,
     durationMs: overloaded ? 20_000 : 30_000,
     drainMs: 10_000,
@@ -40,35 +70,84 @@ async function chainRun(policy, overloaded) {
         retry: user,
       },
     ],
-  });
-  const ms = performance.now() - t0;
-  const requests = Object.values(r.nodes).reduce((n, x) => n + x.received, 0);
-  return { ms, requests, events: r.events };
+  };
 }
 
-console.log('chain runs (Poisson users; requests = attempts at A, B and C):');
+/** The spike scenario's run of `server` at `shape` × capacity (as `spikeScenario` makes it). */
+function spikeOptions(server, shape) {
+  const { slots, serviceMs, deadlineMs } = lib.spikeServer;
+  return {
+    seed: 1,
+    durationMs: 10_000,
+    drainMs: deadlineMs,
+    nodes: [lib.spikeServers[server].node],
+    clients: [
+      {
+        name: 'callers',
+        to: 'server',
+        deadlineMs,
+        arrivals: { ratePerSec: (shape * slots * 1_000) / serviceMs },
+        retry: { kind: 'none', timeoutMs: deadlineMs },
+      },
+    ],
+  };
+}
+
+/** `runs` runs of `options`: requests, events, and simulated requests per wall second of each. */
+async function measure(options) {
+  const perSec = [];
+  let requests = 0;
+  let events = 0;
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    const r = await lib.simulate(options);
+    const ms = performance.now() - t0;
+    requests = Object.values(r.nodes).reduce((n, x) => n + x.received, 0);
+    events = r.events;
+    perSec.push((requests / ms) * 1000);
+  }
+  return { requests, events, cold: perSec[0], warm: median(perSec.slice(1)), perSec };
+}
+
+const rows = [];
+const fmt = (x) => Math.round(x).toLocaleString('en').padStart(9);
+const show = (row) => {
+  rows.push(row);
+  if (!opts.json) {
+    console.log(
+      `  ${row.scenario.padEnd(7)} ${row.run.padEnd(28)} ${String(row.requests).padStart(8)} ${String(row.events).padStart(8)} ${fmt(row.cold)} ${fmt(row.warm)}`,
+    );
+  }
+};
+if (!opts.json) {
+  console.log(
+    `${cpus()[0]?.model ?? 'CPU'} × ${cpus().length}, Node ${process.version}, ${runs} runs each`,
+  );
+  console.log('simulated requests per second of wall time (requests = attempts at every server):');
+  console.log(
+    `  ${'scenario'.padEnd(7)} ${'run'.padEnd(28)} ${'requests'.padStart(8)} ${'events'.padStart(8)} ${'cold'.padStart(9)} ${'warm'.padStart(9)}`,
+  );
+}
 for (const overloaded of [false, true]) {
   for (const policy of Object.keys(lib.chainPolicies)) {
-    const { ms, requests, events } = await chainRun(policy, overloaded);
-    console.log(
-      `  ${overloaded ? 'C at 1.5x ' : 'C refusing'}  ${policy.padEnd(16)} ${String(requests).padStart(8)} requests  ${ms.toFixed(0).padStart(6)} ms  ${Math.round(
-        (requests / ms) * 1000,
-      )
-        .toLocaleString('en')
-        .padStart(9)} requests/s  ${Math.round((events / ms) * 1000)
-        .toLocaleString('en')
-        .padStart(9)} events/s`,
-    );
+    const m = await measure(chainOptions(policy, overloaded));
+    show({
+      scenario: 'chain',
+      run: `${overloaded ? 'C at 1.5 ×' : 'C refusing'}, ${policy}`,
+      ...m,
+    });
+  }
+}
+for (const server of Object.keys(lib.spikeServers)) {
+  for (const shape of lib.spikeShapes) {
+    const m = await measure(spikeOptions(server, shape));
+    show({ scenario: 'spike', run: `${server} at ${shape} ×`, ...m });
   }
 }
 
-{
-  const t0 = performance.now();
-  await lib.metastableScenario({ seed: 1 });
-  console.log(
-    `metastable grid (4 policies x 8 x 8 cells): ${((performance.now() - t0) / 1000).toFixed(1)} s wall`,
-  );
-}
+const t0 = performance.now();
+await lib.metastableScenario({ seed: 1 });
+const gridSeconds = (performance.now() - t0) / 1000;
 
 // The event list alone: N timers each queuing one promise callback.
 async function bare(kind, n) {
@@ -102,9 +181,27 @@ async function bare(kind, n) {
   }
   return (fired / (performance.now() - t0)) * 1000;
 }
-console.log(
-  `one request per event pair, sim: ${Math.round(await bare('sim', 200_000)).toLocaleString('en')} events/s`,
-);
-console.log(
-  `bare timers, testing's virtual clock: ${Math.round(await bare('virtual', 200_000)).toLocaleString('en')} events/s`,
-);
+const simEvents = await bare('sim', 200_000);
+const virtualEvents = await bare('virtual', 200_000);
+
+if (opts.json) {
+  console.log(
+    JSON.stringify(
+      {
+        node: process.version,
+        cpu: cpus()[0]?.model,
+        runs,
+        rows,
+        gridSeconds,
+        simEvents,
+        virtualEvents,
+      },
+      null,
+      2,
+    ),
+  );
+} else {
+  console.log(`metastable grid (4 policies × 8 × 8 cells): ${gridSeconds.toFixed(1)} s wall`);
+  console.log(`one request per event pair, sim: ${fmt(simEvents).trim()} events/s`);
+  console.log(`bare timers, testing's virtual clock: ${fmt(virtualEvents).trim()} events/s`);
+}
