@@ -19,7 +19,8 @@ fixed service time), so capacity is known exactly: connections / service time
   naive     accepts everything: an unbounded wait for a connection, no deadline.
   bounded   Spillway's reference setup: 10 slots with a line of 10 and a 50 ms wait bound,
             per-client buckets of 150/s (burst 15) keyed on the x-client-id header (trusted
-            explicitly in this example), a 1 s deadline per request, /healthz exempt.
+            explicitly in this example), a 1 s deadline per request, /healthz exempt;
+            with --work cpu, the event-loop signal too (eventLoop: true).
   bulkhead  the peer to beat: a bare node:http server with cockatiel's bulkhead(10, 10)
             (needs the cockatiel package; node framework only).
 

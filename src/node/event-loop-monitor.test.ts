@@ -91,6 +91,39 @@ describe('eventLoopMonitor decisions (scripted loop, virtual clock)', () => {
     expect(refused).toBe(0);
   });
 
+  it('while saturated, refuses work read more than maxDelayMs into one turn of the loop', async () => {
+    // A synchronous, CPU-bound handler: nothing is in flight when the next request is asked
+    // about, and requests that queued in the socket buffers are read one after another, 1 ms of
+    // work apart, in one turn of the loop.
+    const clock = createVirtualClock();
+    const probe = scriptedProbe();
+    const loop = monitorWith(probe, { clock, maxDelayMs: 50 });
+    probe.utilization = 1;
+    clock.advanceSync(100);
+    expect(loop.saturated).toBe(true);
+    const turn = (n: number): boolean[] => {
+      const shed: boolean[] = [];
+      for (let i = 0; i < n; i++) {
+        shed.push(loop.shouldShed('critical-plus', 0));
+        clock.advanceSync(1);
+      }
+      return shed;
+    };
+    const first = turn(80);
+    // Read 0 to 50 ms into the turn: served; later: refused.
+    expect(first.indexOf(true)).toBe(51);
+    expect(first.slice(51).every((shed) => shed)).toBe(true);
+    // The next turn starts afresh.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(turn(3)).toEqual([false, false, false]);
+    // A loop that is not saturated refuses nothing, however long the turn.
+    probe.utilization = 0.5;
+    clock.advanceSync(100);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(turn(80).some((shed) => shed)).toBe(false);
+    loop.close();
+  });
+
   it('never refuses with one request in flight, and forgets history older than windowMs', () => {
     const clock = createVirtualClock();
     const probe = scriptedProbe();

@@ -10,8 +10,14 @@
  * guard asks {@link EventLoopMonitor.shouldShed}, which
  * costs a few comparisons: while saturated, `sheddable` work is shed; more critical work is
  * refused only while in flight exceeds what the loop has shown it can carry — the largest
- * throughput seen × the smallest latency seen (Little's law; Alibaba Sentinel's check) —
- * instead of refusing everything for a whole sample as @fastify/under-pressure does.
+ * throughput seen × the smallest latency seen (Little's law; Alibaba Sentinel's check) — or
+ * when it reaches the guard more than `maxDelayMs` into the current turn of the loop, instead
+ * of refusing everything for a whole sample as @fastify/under-pressure does. The second is for
+ * synchronous, CPU-bound handlers: each finishes before the next request is read, so in flight
+ * stays at 0 or 1 while the requests queue in the socket buffers, and are read one after
+ * another in one long turn; the ones read late in it have waited that long already. Each turn
+ * serves `maxDelayMs` of work and refuses what it reads after that, cheaply, so the callers get
+ * an answer within about two turns instead of at their deadline.
  *
  * @module
  */
@@ -42,7 +48,8 @@ export interface EventLoopMonitorOptions {
   readonly maxUtilization?: number;
   /**
    * Worst event-loop delay in one interval, in ms, at or above which the loop is saturated
-   * when the interval before it was overloaded too (a single pause is over once seen).
+   * when the interval before it was overloaded too (a single pause is over once seen); and,
+   * while it is saturated, the longest a request may have waited in one turn of the loop.
    * @default 50
    */
   readonly maxDelayMs?: number;
@@ -70,7 +77,9 @@ export interface EventLoopMonitor extends Disposable {
   /**
    * Whether to refuse a new request now. `inflight` is the work in progress, not counting this
    * request. While the loop is saturated: `shedFrom` and less critical work is refused; other
-   * work only while `inflight > 1` and `inflight > safeInflight`. Never while it is not.
+   * work only while `inflight > 1` and `inflight > safeInflight`, or when it is asked about more
+   * than `maxDelayMs` after the first request of the same turn of the event loop (it has waited
+   * that long for the CPU). Never while it is not.
    */
   shouldShed(criticality: Criticality | undefined, inflight: number): boolean;
   /** Reports a finished request and how long it took (arrival to response), in ms. */
@@ -193,6 +202,9 @@ class Monitor implements EventLoopMonitor {
   #lastTickAt: number;
   /** Whether the interval before the last was busy or delayed. */
   #wasOverloaded = false;
+  /** Whether a turn of the loop is being timed (see `#turnWaitMs`), and since when. */
+  #inTurn = false;
+  #turnStartedAt = 0;
   saturated = false;
   utilization = 0;
   delayMs = 0;
@@ -212,8 +224,30 @@ class Monitor implements EventLoopMonitor {
     if (!this.saturated) return false;
     const rank = criticality === undefined ? 1 : criticalityRank(criticality);
     if (rank >= this.#s.shedFromRank) return true;
-    return inflight > 1 && inflight > this.safeInflight;
+    if (inflight > 1 && inflight > this.safeInflight) return true;
+    // Work done on the loop itself (a synchronous, CPU-bound handler) is never in flight when
+    // the next request is asked about: its requests wait in the socket buffers instead, and
+    // reach the guard one after another in one long turn of the loop. How long this turn has
+    // run is how long they have waited for the CPU, at least.
+    return this.#turnWaitMs() > this.#s.maxDelayMs;
   }
+
+  /** Ms since the first request of this turn of the event loop was asked about (0 for it). */
+  #turnWaitMs(): number {
+    const now = this.#clock.now();
+    if (!this.#inTurn) {
+      this.#inTurn = true;
+      this.#turnStartedAt = now;
+      // Runs once the loop has gone through everything that was ready (the check phase).
+      setImmediate(this.#endTurn);
+      return 0;
+    }
+    return now - this.#turnStartedAt;
+  }
+
+  readonly #endTurn = (): void => {
+    this.#inTurn = false;
+  };
 
   onComplete(latencyMs: number): void {
     if (!(latencyMs >= 0 && latencyMs < Infinity)) return;

@@ -94,6 +94,8 @@ export function boundedOptions(o: ReferenceOptions, store?: RateStore): Admissio
     key: (req) => requestHeader(req, 'x-client-id'),
     deadlineMs: 1_000,
     ...(o.tenantShare === undefined ? {} : { tenantShare: { maxShare: o.tenantShare } }),
+    // CPU-bound work saturates the event loop, which no slot count sees: the loop's own signal.
+    ...(o.work === 'cpu' ? { eventLoop: true } : {}),
     exempt: [
       '/healthz',
       '/stats',
