@@ -104,7 +104,7 @@ describe('eventLoopMonitor decisions (scripted loop, virtual clock)', () => {
     const turn = (n: number): boolean[] => {
       const shed: boolean[] = [];
       for (let i = 0; i < n; i++) {
-        shed.push(loop.shouldShed('critical-plus', 0));
+        shed.push(loop.shouldShed('critical', 0));
         clock.advanceSync(1);
       }
       return shed;
@@ -116,6 +116,22 @@ describe('eventLoopMonitor decisions (scripted loop, virtual clock)', () => {
     // The next turn starts afresh.
     await new Promise((resolve) => setImmediate(resolve));
     expect(turn(3)).toEqual([false, false, false]);
+    // The least critical go first: sheddable-plus after half of it, critical-plus after twice.
+    await new Promise((resolve) => setImmediate(resolve));
+    const firstRefused = (criticality: 'critical-plus' | 'critical' | 'sheddable-plus'): number => {
+      const start = clock.now();
+      let at = -1;
+      for (let i = 0; i < 120 && at < 0; i++) {
+        if (loop.shouldShed(criticality, 0)) at = clock.now() - start;
+        clock.advanceSync(1);
+      }
+      return at;
+    };
+    expect(firstRefused('sheddable-plus')).toBe(26);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(firstRefused('critical')).toBe(51);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(firstRefused('critical-plus')).toBe(101);
     // A loop that is not saturated refuses nothing, however long the turn.
     probe.utilization = 0.5;
     clock.advanceSync(100);

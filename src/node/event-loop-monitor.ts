@@ -79,7 +79,8 @@ export interface EventLoopMonitor extends Disposable {
    * request. While the loop is saturated: `shedFrom` and less critical work is refused; other
    * work only while `inflight > 1` and `inflight > safeInflight`, or when it is asked about more
    * than `maxDelayMs` after the first request of the same turn of the event loop (it has waited
-   * that long for the CPU). Never while it is not.
+   * that long for the CPU; twice that for `critical-plus`, half for `sheddable-plus`). Never
+   * while it is not.
    */
   shouldShed(criticality: Criticality | undefined, inflight: number): boolean;
   /** Reports a finished request and how long it took (arrival to response), in ms. */
@@ -103,6 +104,13 @@ export interface LoopProbe {
   read(): { readonly utilization: number; readonly delayMs: number };
   close(): void;
 }
+
+/**
+ * Per criticality rank, how many `maxDelayMs` a request may have waited in one turn of a
+ * saturated loop: `critical-plus` twice as long as `critical`, `sheddable-plus` half as long
+ * (`sheddable` only reaches it when `shedFrom` lets it by).
+ */
+const turnAllowance: readonly number[] = [2, 1, 0.5, 0.25];
 
 const defaults = {
   sampleIntervalMs: 100,
@@ -228,8 +236,8 @@ class Monitor implements EventLoopMonitor {
     // Work done on the loop itself (a synchronous, CPU-bound handler) is never in flight when
     // the next request is asked about: its requests wait in the socket buffers instead, and
     // reach the guard one after another in one long turn of the loop. How long this turn has
-    // run is how long they have waited for the CPU, at least.
-    return this.#turnWaitMs() > this.#s.maxDelayMs;
+    // run is how long they have waited for the CPU, at least; the least critical go first.
+    return this.#turnWaitMs() > this.#s.maxDelayMs * turnAllowance[rank]!;
   }
 
   /** Ms since the first request of this turn of the event loop was asked about (0 for it). */
