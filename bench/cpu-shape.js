@@ -10,10 +10,10 @@
 // Usage: npm run build && node bench/cpu-shape.js [--k 1.5,10] [--seconds 6] [--service-ms 1]
 //          [--only naive,bounded,...] [--json]
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { headerComment, usageError } from './lib/usage.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -26,20 +26,22 @@ const { values: opts } = parseArgs({
   },
 });
 if (opts.help) {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n\n')[0]);
+  console.log(headerComment(new URL(import.meta.url)));
   process.exit(0);
 }
 const ks = opts.k.split(',').map(Number);
 const seconds = Number(opts.seconds);
 const serviceMs = Number(opts['service-ms']);
-if (ks.some((k) => !(k > 0))) throw new Error(`--k: positive multiples of capacity, got ${opts.k}`);
-if (!(seconds >= 1)) throw new Error(`--seconds must be ≥ 1, got ${opts.seconds}`);
+if (ks.some((k) => !(k > 0))) usageError(`--k: positive multiples of capacity, got ${opts.k}`);
+if (!(seconds >= 1)) usageError(`--seconds must be ≥ 1, got ${opts.seconds}`);
 if (!(serviceMs > 0 && serviceMs <= 100)) {
-  throw new Error(`--service-ms must be in (0, 100], got ${opts['service-ms']}`);
+  usageError(`--service-ms must be in (0, 100], got ${opts['service-ms']}`);
 }
 const variants = ['naive', 'bounded', 'bounded-no-loop', 'bounded-shed-all'];
 const chosen = opts.only ? opts.only.split(',') : variants;
-for (const v of chosen) if (!variants.includes(v)) throw new Error(`--only: no server '${v}'`);
+for (const v of chosen) {
+  if (!variants.includes(v)) usageError(`--only: no server '${v}'; one of ${variants.join(', ')}`);
+}
 
 const { runLoad } = await import(new URL('../dist/load/index.js', import.meta.url).href);
 let pinned = false;

@@ -11,9 +11,9 @@
 // Usage: npm run build && node bench/sim.js [--runs 5] [--json]
 //        (SPILLWAY_DIST=<dir> to load another build)
 import { cpus } from 'node:os';
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { median } from './lib/stats.js';
+import { headerComment, usageError } from './lib/usage.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -23,14 +23,12 @@ const { values: opts } = parseArgs({
   },
 });
 if (opts.help) {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n\n')[0]);
+  console.log(headerComment(new URL(import.meta.url)));
   process.exit(0);
 }
 const runs = Number(opts.runs);
 if (!Number.isInteger(runs) || runs < 2) {
-  throw new Error(
-    `--runs must be a whole number ≥ 2 (one cold run, the rest warm), got ${opts.runs}`,
-  );
+  usageError(`--runs must be a whole number ≥ 2 (one cold run, the rest warm), got ${opts.runs}`);
 }
 
 const dist = process.env.SPILLWAY_DIST ?? new URL('../dist', import.meta.url).pathname;

@@ -9,13 +9,13 @@
 // Usage: node bench/diagnostics/refusal-wrk.js [--rounds 3] [--seconds 5] [--connections 32]
 //          [--only 'case,case'] [--json]
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { holdOneSlot } from '../lib/hold-slot.js';
 import { loadNote, machineLine, startServer } from '../lib/pinned-servers.js';
 import { processCpuUs } from '../lib/proc-cpu.js';
 import { median, shuffle } from '../lib/stats.js';
+import { headerComment, usageError } from '../lib/usage.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -28,7 +28,7 @@ const { values: opts } = parseArgs({
   },
 });
 if (opts.help) {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n\n')[0]);
+  console.log(headerComment(new URL(import.meta.url)));
   process.exit(0);
 }
 const rounds = Number(opts.rounds);
@@ -39,8 +39,7 @@ for (const [name, n] of [
   ['--seconds', seconds],
   ['--connections', connections],
 ]) {
-  if (!Number.isInteger(n) || n < 1)
-    throw new Error(`${name} must be a whole number ≥ 1, got ${n}`);
+  if (!Number.isInteger(n) || n < 1) usageError(`${name} must be a whole number ≥ 1, got ${n}`);
 }
 for (const tool of ['wrk', 'taskset']) {
   try {
@@ -64,7 +63,7 @@ const allCases = [
   cli,
 ];
 const cases = opts.only ? [base, ...opts.only.split(',').filter((c) => c !== base)] : allCases;
-for (const c of cases) if (!allCases.includes(c)) throw new Error(`--only: no case '${c}'`);
+for (const c of cases) if (!allCases.includes(c)) usageError(`--only: no case '${c}'`);
 
 /** `spillway serve bounded` from the CLI on CPU 0; resolves with its child and port. */
 function startCli() {
