@@ -91,13 +91,13 @@ describe('eventLoopMonitor decisions (scripted loop, virtual clock)', () => {
     expect(refused).toBe(0);
   });
 
-  it('while saturated, refuses work read more than maxDelayMs into one turn of the loop', async () => {
+  it('while saturated, refuses work read more than maxTurnMs into one turn of the loop', async () => {
     // A synchronous, CPU-bound handler: nothing is in flight when the next request is asked
     // about, and requests that queued in the socket buffers are read one after another, 1 ms of
     // work apart, in one turn of the loop.
     const clock = createVirtualClock();
     const probe = scriptedProbe();
-    const loop = monitorWith(probe, { clock, maxDelayMs: 50 });
+    const loop = monitorWith(probe, { clock, maxTurnMs: 50 });
     probe.utilization = 1;
     clock.advanceSync(100);
     expect(loop.saturated).toBe(true);
@@ -137,6 +137,21 @@ describe('eventLoopMonitor decisions (scripted loop, virtual clock)', () => {
     clock.advanceSync(100);
     await new Promise((resolve) => setImmediate(resolve));
     expect(turn(80).some((shed) => shed)).toBe(false);
+    loop.close();
+  });
+
+  it('serves 20 ms of a saturated turn to critical work by default', () => {
+    const clock = createVirtualClock();
+    const probe = scriptedProbe();
+    const loop = monitorWith(probe, { clock });
+    probe.utilization = 1;
+    clock.advanceSync(100);
+    const shed: boolean[] = [];
+    for (let i = 0; i < 30; i++) {
+      shed.push(loop.shouldShed('critical', 0));
+      clock.advanceSync(1);
+    }
+    expect(shed.indexOf(true)).toBe(21);
     loop.close();
   });
 
@@ -200,6 +215,7 @@ describe('eventLoopMonitor decisions (scripted loop, virtual clock)', () => {
     expect(() => eventLoopMonitor({ sampleIntervalMs: 0 })).toThrow(/`sampleIntervalMs`/);
     expect(() => eventLoopMonitor({ maxUtilization: 1.5 })).toThrow(/`maxUtilization`/);
     expect(() => eventLoopMonitor({ maxDelayMs: -1 })).toThrow(/`maxDelayMs`/);
+    expect(() => eventLoopMonitor({ maxTurnMs: Number.NaN })).toThrow(/`maxTurnMs`/);
     expect(() => eventLoopMonitor({ shedFrom: 'nobody' as never })).toThrow(/`shedFrom`/);
     expect(() => eventLoopMonitor({ windowMs: 0 })).toThrow(/`windowMs`/);
     expect(() => eventLoopMonitor({ clock: {} as never })).toThrow(/`clock`/);

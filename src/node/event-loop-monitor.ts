@@ -11,12 +11,12 @@
  * costs a few comparisons: while saturated, `sheddable` work is shed; more critical work is
  * refused only while in flight exceeds what the loop has shown it can carry — the largest
  * throughput seen × the smallest latency seen (Little's law; Alibaba Sentinel's check) — or
- * when it reaches the guard more than `maxDelayMs` into the current turn of the loop, instead
+ * when it reaches the guard more than `maxTurnMs` into the current turn of the loop, instead
  * of refusing everything for a whole sample as @fastify/under-pressure does. The second is for
  * synchronous, CPU-bound handlers: each finishes before the next request is read, so in flight
  * stays at 0 or 1 while the requests queue in the socket buffers, and are read one after
  * another in one long turn; the ones read late in it have waited that long already. Each turn
- * serves `maxDelayMs` of work and refuses what it reads after that, cheaply, so the callers get
+ * serves `maxTurnMs` of work and refuses what it reads after that, cheaply, so the callers get
  * an answer within about two turns instead of at their deadline.
  *
  * @module
@@ -48,11 +48,16 @@ export interface EventLoopMonitorOptions {
   readonly maxUtilization?: number;
   /**
    * Worst event-loop delay in one interval, in ms, at or above which the loop is saturated
-   * when the interval before it was overloaded too (a single pause is over once seen); and,
-   * while it is saturated, the longest a request may have waited in one turn of the loop.
+   * when the interval before it was overloaded too (a single pause is over once seen).
    * @default 50
    */
   readonly maxDelayMs?: number;
+  /**
+   * While the loop is saturated, how long a `critical` request may have waited in one turn of
+   * it (behind a synchronous, CPU-bound handler) before it is refused; `critical-plus` twice as
+   * long, `sheddable-plus` half. Shorter turns answer the refused sooner. @default 20
+   */
+  readonly maxTurnMs?: number;
   /** Work this critical or less is shed whenever the loop is saturated. @default 'sheddable' */
   readonly shedFrom?: Criticality;
   /** How far back throughput and latency count towards the safe in-flight level, in ms. @default 1_000 */
@@ -78,7 +83,7 @@ export interface EventLoopMonitor extends Disposable {
    * Whether to refuse a new request now. `inflight` is the work in progress, not counting this
    * request. While the loop is saturated: `shedFrom` and less critical work is refused; other
    * work only while `inflight > 1` and `inflight > safeInflight`, or when it is asked about more
-   * than `maxDelayMs` after the first request of the same turn of the event loop (it has waited
+   * than `maxTurnMs` after the first request of the same turn of the event loop (it has waited
    * that long for the CPU; twice that for `critical-plus`, half for `sheddable-plus`). Never
    * while it is not.
    */
@@ -106,7 +111,7 @@ export interface LoopProbe {
 }
 
 /**
- * Per criticality rank, how many `maxDelayMs` a request may have waited in one turn of a
+ * Per criticality rank, how many `maxTurnMs` a request may have waited in one turn of a
  * saturated loop: `critical-plus` twice as long as `critical`, `sheddable-plus` half as long
  * (`sheddable` only reaches it when `shedFrom` lets it by).
  */
@@ -116,6 +121,7 @@ const defaults = {
   sampleIntervalMs: 100,
   maxUtilization: 0.9,
   maxDelayMs: 50,
+  maxTurnMs: 20,
   shedFrom: 'sheddable',
   windowMs: 1_000,
 } as const;
@@ -157,6 +163,7 @@ export function monitorWith(probe: LoopProbe, options?: EventLoopMonitorOptions)
       [0, 1],
     ),
     maxDelayMs: nonNegativeNumber('maxDelayMs', o.maxDelayMs ?? defaults.maxDelayMs),
+    maxTurnMs: nonNegativeNumber('maxTurnMs', o.maxTurnMs ?? defaults.maxTurnMs),
     shedFromRank: criticalityRank(
       oneOf('shedFrom', o.shedFrom ?? defaults.shedFrom, criticalities),
     ),
@@ -189,6 +196,7 @@ interface Settings {
   readonly sampleIntervalMs: number;
   readonly maxUtilization: number;
   readonly maxDelayMs: number;
+  readonly maxTurnMs: number;
   readonly shedFromRank: number;
   readonly buckets: number;
   readonly clock: Clock;
@@ -237,7 +245,7 @@ class Monitor implements EventLoopMonitor {
     // the next request is asked about: its requests wait in the socket buffers instead, and
     // reach the guard one after another in one long turn of the loop. How long this turn has
     // run is how long they have waited for the CPU, at least; the least critical go first.
-    return this.#turnWaitMs() > this.#s.maxDelayMs * turnAllowance[rank]!;
+    return this.#turnWaitMs() > this.#s.maxTurnMs * turnAllowance[rank]!;
   }
 
   /** Ms since the first request of this turn of the event loop was asked about (0 for it). */
