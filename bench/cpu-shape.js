@@ -9,26 +9,19 @@
 //
 // Usage: npm run build && node bench/cpu-shape.js [--k 1.5,10] [--seconds 6] [--service-ms 1]
 //          [--only naive,bounded,...] [--json]
-import { execFileSync, spawn } from 'node:child_process';
-import { cpus } from 'node:os';
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
-import { headerComment, usageError } from './lib/usage.js';
+import { machineLine } from './lib/pinned-servers.js';
+import { pinSelfToCpu1 } from './lib/pinning.js';
+import { benchOptions, usageError } from './lib/usage.js';
 
-const { values: opts } = parseArgs({
-  options: {
-    k: { type: 'string', default: '1.5,10' },
-    seconds: { type: 'string', default: '6' },
-    'service-ms': { type: 'string', default: '1' },
-    only: { type: 'string' },
-    json: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
+const opts = benchOptions(new URL(import.meta.url), {
+  k: { type: 'string', default: '1.5,10' },
+  seconds: { type: 'string', default: '6' },
+  'service-ms': { type: 'string', default: '1' },
+  only: { type: 'string' },
+  json: { type: 'boolean', default: false },
 });
-if (opts.help) {
-  console.log(headerComment(new URL(import.meta.url)));
-  process.exit(0);
-}
 const ks = opts.k.split(',').map(Number);
 const seconds = Number(opts.seconds);
 const serviceMs = Number(opts['service-ms']);
@@ -44,13 +37,7 @@ for (const v of chosen) {
 }
 
 const { runLoad } = await import(new URL('../dist/load/index.js', import.meta.url).href);
-let pinned = false;
-try {
-  execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
-  pinned = true;
-} catch {
-  // no taskset: unpinned, and said so below
-}
+const pinned = pinSelfToCpu1();
 
 async function start(variant) {
   const script = new URL('./lib/cpu-shape-server.js', import.meta.url).pathname;
@@ -108,9 +95,7 @@ for (const k of ks) {
   }
 }
 
-const machine = `${cpus()[0]?.model ?? 'CPU'} × ${cpus().length}, Node ${process.version}, ${
-  pinned ? 'servers on CPU 0, load on CPU 1' : 'not pinned (no taskset)'
-}`;
+const machine = machineLine(pinned);
 if (opts.json) {
   console.log(JSON.stringify({ machine, serviceMs, seconds, capacity, rows }, null, 2));
 } else {

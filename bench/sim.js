@@ -11,21 +11,13 @@
 // Usage: npm run build && node bench/sim.js [--runs 5] [--json]
 //        (SPILLWAY_DIST=<dir> to load another build)
 import { cpus } from 'node:os';
-import { parseArgs } from 'node:util';
 import { median } from './lib/stats.js';
-import { headerComment, usageError } from './lib/usage.js';
+import { benchOptions, usageError } from './lib/usage.js';
 
-const { values: opts } = parseArgs({
-  options: {
-    runs: { type: 'string', default: '5' },
-    json: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
+const opts = benchOptions(new URL(import.meta.url), {
+  runs: { type: 'string', default: '5' },
+  json: { type: 'boolean', default: false },
 });
-if (opts.help) {
-  console.log(headerComment(new URL(import.meta.url)));
-  process.exit(0);
-}
 const runs = Number(opts.runs);
 if (!Number.isInteger(runs) || runs < 2) {
   usageError(`--runs must be a whole number ≥ 2 (one cold run, the rest warm), got ${opts.runs}`);

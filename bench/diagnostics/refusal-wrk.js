@@ -10,27 +10,19 @@
 //          [--only 'case,case'] [--json]
 import { execFileSync, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { holdOneSlot } from '../lib/hold-slot.js';
 import { loadNote, machineLine, startServer } from '../lib/pinned-servers.js';
 import { processCpuUs } from '../lib/proc-cpu.js';
 import { median, shuffle } from '../lib/stats.js';
-import { headerComment, usageError } from '../lib/usage.js';
+import { benchOptions, usageError } from '../lib/usage.js';
 
-const { values: opts } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '3' },
-    seconds: { type: 'string', default: '5' },
-    connections: { type: 'string', default: '32' },
-    only: { type: 'string' },
-    json: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
+const opts = benchOptions(new URL(import.meta.url), {
+  rounds: { type: 'string', default: '3' },
+  seconds: { type: 'string', default: '5' },
+  connections: { type: 'string', default: '32' },
+  only: { type: 'string' },
+  json: { type: 'boolean', default: false },
 });
-if (opts.help) {
-  console.log(headerComment(new URL(import.meta.url)));
-  process.exit(0);
-}
 const rounds = Number(opts.rounds);
 const seconds = Number(opts.seconds);
 const connections = Number(opts.connections);
