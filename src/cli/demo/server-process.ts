@@ -24,6 +24,8 @@ export interface ServerStats {
 
 /** A running reference server. */
 export interface ServerProcess {
+  /** The server's process id (its CPU time can be read from /proc). */
+  readonly pid: number;
   readonly port: number;
   readonly url: string;
   stats(): Promise<ServerStats>;
@@ -131,6 +133,7 @@ export async function startServer(
   });
   const url = `http://127.0.0.1:${port}`;
   return {
+    pid: child.pid!,
     port,
     url,
     stats: () => getJson<ServerStats>(`${url}/stats`),
