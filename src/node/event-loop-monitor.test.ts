@@ -140,6 +140,24 @@ describe('eventLoopMonitor decisions (scripted loop, virtual clock)', () => {
     loop.close();
   });
 
+  it('with maxTurnMs Infinity, times no turn: critical work waits, sheddable work is still shed', () => {
+    const clock = createVirtualClock();
+    const probe = scriptedProbe();
+    const loop = monitorWith(probe, { clock, maxTurnMs: Infinity });
+    probe.utilization = 1;
+    clock.advanceSync(100);
+    expect(loop.saturated).toBe(true);
+    const shed: boolean[] = [];
+    for (let i = 0; i < 200; i++) {
+      shed.push(loop.shouldShed('critical', 0));
+      clock.advanceSync(1);
+    }
+    expect(shed.some((s) => s)).toBe(false);
+    expect(loop.shouldShed('sheddable', 0)).toBe(true);
+    expect(() => eventLoopMonitor({ maxTurnMs: -Infinity })).toThrow(/`maxTurnMs`/);
+    loop.close();
+  });
+
   it('serves 20 ms of a saturated turn to critical work by default', () => {
     const clock = createVirtualClock();
     const probe = scriptedProbe();

@@ -25,6 +25,7 @@ import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'n
 import {
   criticalityRank,
   Emitter,
+  SpillwayConfigError,
   systemClock,
   type Clock,
   type Criticality,
@@ -55,7 +56,9 @@ export interface EventLoopMonitorOptions {
   /**
    * While the loop is saturated, how long a `critical` request may have waited in one turn of
    * it (behind a synchronous, CPU-bound handler) before it is refused; `critical-plus` twice as
-   * long, `sheddable-plus` half. Shorter turns answer the refused sooner. @default 20
+   * long, `sheddable-plus` half. Shorter turns answer the refused sooner. `Infinity` turns this
+   * rule off (the loop's other rules still hold): for a server whose handlers never run long
+   * on the loop and whose callers would rather wait than be refused. @default 20
    */
   readonly maxTurnMs?: number;
   /** Work this critical or less is shed whenever the loop is saturated. @default 'sheddable' */
@@ -163,7 +166,7 @@ export function monitorWith(probe: LoopProbe, options?: EventLoopMonitorOptions)
       [0, 1],
     ),
     maxDelayMs: nonNegativeNumber('maxDelayMs', o.maxDelayMs ?? defaults.maxDelayMs),
-    maxTurnMs: nonNegativeNumber('maxTurnMs', o.maxTurnMs ?? defaults.maxTurnMs),
+    maxTurnMs: turnBound(o.maxTurnMs ?? defaults.maxTurnMs),
     shedFromRank: criticalityRank(
       oneOf('shedFrom', o.shedFrom ?? defaults.shedFrom, criticalities),
     ),
@@ -245,6 +248,7 @@ class Monitor implements EventLoopMonitor {
     // the next request is asked about: its requests wait in the socket buffers instead, and
     // reach the guard one after another in one long turn of the loop. How long this turn has
     // run is how long they have waited for the CPU, at least; the least critical go first.
+    if (this.#s.maxTurnMs === Infinity) return false;
     return this.#turnWaitMs() > this.#s.maxTurnMs * turnAllowance[rank]!;
   }
 
@@ -331,4 +335,13 @@ class Monitor implements EventLoopMonitor {
     }
     this.safeInflight = minLatency === Infinity ? Infinity : maxThroughput * minLatency;
   }
+}
+
+/** `maxTurnMs`: a finite number of 0 or more, or `Infinity` (the turn rule off). */
+function turnBound(value: unknown): number {
+  if (value === Infinity) return Infinity;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new SpillwayConfigError('maxTurnMs', 'a number of 0 or more, or Infinity (off)', value);
+  }
+  return value;
 }
