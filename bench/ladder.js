@@ -10,11 +10,11 @@
 // server's CPU per answer read from /proc (in 10 ms ticks: a rung's total, not one request's).
 // With --new-connection every request opens a connection of its own (S9, connection floods:
 // what the kernel drops before the app sees it). A fresh server
-// for every run, warmed up as the demo warms its own; servers on CPU 0, the load on CPU 1; the
-// servers' order shuffled on every rung.
+// for every run, warmed up as the demo warms its own but for longer (--warmup-seconds at the
+// run's own rate); servers on CPU 0, the load on CPU 1; the servers' order shuffled every rung.
 //
 // Usage: npm run build && node bench/ladder.js [--k 0.5,1,1.5,2,5,10] [--seconds 5]
-//          [--unloaded-seconds 20] [--only naive,bulkhead,bounded] [--new-connection]
+//          [--unloaded-seconds 20] [--warmup-seconds 2] [--only naive,bulkhead,bounded] [--new-connection]
 //          [--report ladder.html] [--json]
 // Long runs: node bench/ladder.js --k 10 --seconds 180 --only bounded (RSS for minutes).
 import { ladderReport } from './lib/ladder-report.js';
@@ -30,6 +30,7 @@ const opts = benchOptions(new URL(import.meta.url), {
   k: { type: 'string', default: '0.5,1,1.5,2,5,10' },
   seconds: { type: 'string', default: '5' },
   'unloaded-seconds': { type: 'string', default: '20' },
+  'warmup-seconds': { type: 'string', default: '2' },
   only: { type: 'string' },
   'new-connection': { type: 'boolean', default: false },
   report: { type: 'string' },
@@ -38,10 +39,14 @@ const opts = benchOptions(new URL(import.meta.url), {
 const ks = opts.k.split(',').map(Number);
 const seconds = Number(opts.seconds);
 const unloadedSeconds = Number(opts['unloaded-seconds']);
+const warmupMs = Number(opts['warmup-seconds']) * 1000;
 if (ks.some((k) => !(k > 0 && k <= 30)))
   usageError(`--k: multiples of capacity in (0, 30], got ${opts.k}`);
 if (!(seconds >= 1 && seconds <= 600))
   usageError(`--seconds must be in [1, 600], got ${opts.seconds}`);
+if (!(warmupMs >= 0 && warmupMs <= 60_000)) {
+  usageError(`--warmup-seconds must be in [0, 60], got ${opts['warmup-seconds']}`);
+}
 if (!(unloadedSeconds >= 1 && unloadedSeconds <= 600)) {
   usageError(`--unloaded-seconds must be in [1, 600], got ${opts['unloaded-seconds']}`);
 }
@@ -81,7 +86,11 @@ function listenDrops() {
   }
 }
 
-/** The demo's warm-up: just under capacity, then the run's own rate for 0.5 s. */
+/**
+ * The demo's warm-up, longer: just under capacity, then the run's own rate for --warmup-seconds
+ * (the demo gives it 0.5 s; a fresh process is still tiering its hot paths up then, and the one
+ * with more code to compile — Spillway's — pays more for it in a 5 s rung).
+ */
 async function warmUp(url, rate) {
   await runLoad({
     url: `${url}/warmup`,
@@ -91,8 +100,8 @@ async function warmUp(url, rate) {
   });
   await runLoad({
     url: `${url}/warmup`,
-    durationMs: 500,
-    groups: [clients('warmup', rate, 500)],
+    durationMs: Math.max(warmupMs, 1),
+    groups: [clients('warmup', rate, Math.max(warmupMs, 1))],
   });
 }
 
@@ -197,7 +206,17 @@ const machine = machineLine(pinned);
 // Only the start says whether other work shared the machine: by the end, the run itself has
 // kept both cores busy for minutes.
 const busy = loadBefore[0] > cpus().length * 0.5;
-const run = { machine, loadBefore, busy, capacity: C, seconds, connection, unloaded, rows };
+const run = {
+  machine,
+  loadBefore,
+  busy,
+  capacity: C,
+  seconds,
+  warmupSeconds: warmupMs / 1000,
+  connection,
+  unloaded,
+  rows,
+};
 if (opts.report !== undefined) {
   writeFileSync(opts.report, ladderReport(run));
   log(`report: ${opts.report}`);

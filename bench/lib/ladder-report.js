@@ -138,6 +138,6 @@ body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d232a;background:#f
 h2{font-size:15px;margin:0 0 8px}p{max-width:70em}.panels{display:flex;flex-wrap:wrap;gap:20px}
 .panel{border:1px solid #d5dbe1;border-radius:6px;padding:12px}.legend span{display:inline-block;width:12px;height:12px;vertical-align:middle;margin:0 4px 0 14px}
 </style></head><body><h1>Spillway — the overload ladder (S0, S1)</h1>
-<p>${escape(run.machine)}. Capacity ${run.capacity.toFixed(1)} requests/s (10 connections × 30 ms); each rung ${run.seconds} s of open-loop load from 100 clients who give up after 1 s, a fresh server per run.</p>
+<p>${escape(run.machine)}. Capacity ${run.capacity.toFixed(1)} requests/s (10 connections × 30 ms); each rung ${run.seconds} s of open-loop load from 100 clients who give up after 1 s${run.connection === 'new' ? ', a new connection per request' : ''}, a fresh server per run, warmed up for ${run.warmupSeconds ?? 0.5} s at the rung's rate.</p>
 <p class="legend">${legend}</p>${notes}<div class="panels">${charts}</div></body></html>\n`;
 }
