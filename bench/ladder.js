@@ -9,13 +9,13 @@
 // listen queue dropped (TcpExt ListenDrops, machine-wide), RSS above the idle server, and the
 // server's CPU per answer read from /proc (in 10 ms ticks: a rung's total, not one request's).
 // With --new-connection every request opens a connection of its own (S9, connection floods:
-// what the kernel drops before the app sees it). A fresh server
-// for every run, warmed up as the demo warms its own but for longer (--warmup-seconds at the
-// run's own rate); servers on CPU 0, the load on CPU 1; the servers' order shuffled every rung.
+// what the kernel drops before the app sees it). A fresh server for every run, warmed up as the
+// demo warms its own but for longer (--warmup-seconds at the run's own rate; its idle RSS read
+// before that); servers on CPU 0, the load on CPU 1; the servers' order shuffled every rung.
 //
 // Usage: npm run build && node bench/ladder.js [--k 0.5,1,1.5,2,5,10] [--seconds 5]
-//          [--unloaded-seconds 20] [--warmup-seconds 2] [--only naive,bulkhead,bounded] [--new-connection]
-//          [--report ladder.html] [--json]
+//          [--unloaded-seconds 20] [--warmup-seconds 2] [--only naive,bulkhead,bounded]
+//          [--new-connection] [--report ladder.html] [--json]
 // Long runs: node bench/ladder.js --k 10 --seconds 180 --only bounded (RSS for minutes).
 import { ladderReport } from './lib/ladder-report.js';
 import { processCpuUs } from './lib/proc-cpu.js';
@@ -86,18 +86,22 @@ function listenDrops() {
   }
 }
 
-/**
- * The demo's warm-up, longer: just under capacity, then the run's own rate for --warmup-seconds
- * (the demo gives it 0.5 s; a fresh process is still tiering its hot paths up then, and the one
- * with more code to compile — Spillway's — pays more for it in a 5 s rung).
- */
-async function warmUp(url, rate) {
-  await runLoad({
+/** The demo's gentle warm-up: just under capacity for 0.3 s; the server is idle after it. */
+function warmUpGently(url) {
+  return runLoad({
     url: `${url}/warmup`,
     ratePerSec: 300,
     durationMs: 300,
     deadlineMs: callerDeadlineMs,
   });
+}
+
+/**
+ * Then the run's own rate for --warmup-seconds (the demo gives it 0.5 s; a fresh process is
+ * still tiering its hot paths up then, and the one with more code to compile — Spillway's —
+ * pays more for it in a 5 s rung).
+ */
+async function warmUp(url, rate) {
   await runLoad({
     url: `${url}/warmup`,
     durationMs: Math.max(warmupMs, 1),
@@ -131,8 +135,9 @@ async function untilIdle(server) {
 async function measure(name, { rate, ms, arrival = 'constant' }) {
   const server = await startServer([name], 0);
   try {
-    await warmUp(server.url, rate);
+    await warmUpGently(server.url);
     const idle = await server.stats();
+    await warmUp(server.url, rate);
     if (!(await untilIdle(server))) log(`  ${name}: still busy 30 s after the warm-up`);
     const cpu0 = processCpuUs(server.pid);
     const drops0 = listenDrops();
