@@ -2,19 +2,15 @@
  * Where every adapter calls the user's handler: inside the admitted request's ambient context
  * (`currentContext()` in the core), so `spillway/client` carries the request's deadline and
  * criticality to the next hop by itself. The context is a small object of its own, not the
- * request's: a timer the handler leaves behind keeps it alive, and it should not keep the
- * request and its socket alive with it.
+ * request's (`Admitted.ambient()`): a timer the handler leaves behind keeps it alive, and it
+ * should not keep the request and its socket alive with it.
  *
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SpillwayConfigError } from '../index.js';
-import {
-  ambientHasReader,
-  ambientStore,
-  type AmbientContext,
-} from '../core/ambient-context/ambient-context.js';
-import type { Admitted, RequestContext } from './request-context.js';
+import { ambientHasReader, ambientStore } from '../core/ambient-context/ambient-context.js';
+import type { Admitted } from './request-context.js';
 
 /**
  * When a guard enters its admitted requests' ambient context: `'always'` (`ambientContext:
@@ -38,23 +34,12 @@ function enters(mode: AmbientMode): boolean {
   return mode === 'always' || (mode === 'read' && ambientHasReader());
 }
 
-/** The ambient context of an admitted request. */
-export function ambientOf(context: RequestContext): AmbientContext {
-  return {
-    expiresAt: context.expiresAt,
-    clock: context.clock,
-    signal: context.signal,
-    criticality: context.criticality,
-    attempt: context.attempt,
-  };
-}
-
 /**
  * Runs `fn` for the admitted request `context`: inside its ambient context when `mode` says so
  * now, as it is otherwise.
  */
-export function runAdmitted<R>(mode: AmbientMode, context: RequestContext, fn: () => R): R {
-  return enters(mode) ? ambientStore.run(ambientOf(context), fn) : fn();
+export function runAdmitted<R>(mode: AmbientMode, context: Admitted, fn: () => R): R {
+  return enters(mode) ? ambientStore.run(context.ambient(), fn) : fn();
 }
 
 /** A guarded node:http handler (the guard's `AdmittedHandler`, restated to keep this a leaf). */
@@ -64,7 +49,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse, context: Admitted) =>
 export function callHandler(mode: AmbientMode, handler: Handler, context: Admitted): unknown {
   const { req, res } = context;
   return enters(mode)
-    ? ambientStore.run(ambientOf(context), handler, req, res, context)
+    ? ambientStore.run(context.ambient(), handler, req, res, context)
     : handler(req, res, context);
 }
 

@@ -97,3 +97,61 @@ describe('Admitted: a thrown value that throws when read', () => {
     expect([context.finished, outcomes]).toEqual([true, ['ignored']]);
   });
 });
+
+describe('Admitted: the signal, made only when read', () => {
+  it('read before the deadline, it fires once with the deadline, and stays the same signal', async () => {
+    const { clock, res, context } = admitted();
+    context.start(undefined);
+    const signal = context.signal;
+    const reasons: unknown[] = [];
+    signal.addEventListener('abort', () => reasons.push(signal.reason));
+    expect(signal.aborted).toBe(false);
+    await clock.advance(100);
+    res.emit('close'); // too late to change anything: the first cause stands
+    expect(reasons).toHaveLength(1);
+    expect(reasons[0]).toBeInstanceOf(DeadlineExceededError);
+    expect(context.signal).toBe(signal);
+    expect(context.abortCause).toBe('route-deadline');
+  });
+
+  it('read only after a disconnect and a deadline, it carries the first of them', async () => {
+    const { clock, res, context } = admitted();
+    context.start(undefined);
+    res.emit('close');
+    await clock.advance(100);
+    expect(context.abortCause).toBe('disconnect');
+    expect(context.signal.aborted).toBe(true);
+    expect(context.signal.reason).toBeInstanceOf(ClientDisconnectedError);
+  });
+
+  it('a controller handed over by the line is the one whose signal the handler gets', async () => {
+    const clock = createVirtualClock();
+    const req = new IncomingMessage(new Socket());
+    const res = new ServerResponse(req);
+    const controller = new AbortController();
+    const init = { clock, expiresAt: 10, criticality: 'critical', attempt: 1 } as const;
+    const context = new Admitted(
+      { ...init, key: 'k', route: 'r', req, res, startedAt: 0 },
+      controller,
+    ).start(undefined);
+    expect(context.signal).toBe(controller.signal);
+    await clock.advance(10);
+    expect(controller.signal.reason).toBeInstanceOf(DeadlineExceededError);
+  });
+});
+
+describe('Admitted: its ambient context', () => {
+  it('reads the signal through, the same signal at any time, and holds nothing of the request', async () => {
+    const { clock, res, context } = admitted();
+    context.start(undefined);
+    const ambient = context.ambient();
+    expect(ambient).toMatchObject({ expiresAt: 100, criticality: 'critical', attempt: 1 });
+    expect(ambient.clock).toBe(clock);
+    await clock.advance(100);
+    expect(ambient.signal).toBe(context.signal);
+    expect(ambient.signal?.reason).toBeInstanceOf(DeadlineExceededError);
+    // A timer the handler leaves behind keeps this object alive: it must not keep the request.
+    expect(Object.values(ambient)).not.toContain(res);
+    expect(Object.values(ambient)).not.toContain(context);
+  });
+});

@@ -15,6 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { refusalFromError } from '../http/index.js';
 import {
   DeadlineExceededError,
+  type AmbientContext,
   type Clock,
   type Criticality,
   type Permit,
@@ -121,6 +122,26 @@ export class Admitted implements RequestContext {
     this.#onFinish = init.onFinish;
     this.#res = init.res;
     this.#controller = controller ?? new AbortController();
+  }
+
+  /**
+   * This request's ambient context (what `currentContext()` returns inside its handler): a small
+   * object of its own that holds neither the request nor its socket, since a timer the handler
+   * leaves behind keeps it alive. Its signal is read through the controller when asked for, not
+   * copied: on Node 20 a controller's signal is made when first read, and costs ~3.5 µs.
+   * @internal
+   */
+  ambient(): AmbientContext {
+    const controller = this.#controller;
+    return {
+      expiresAt: this.expiresAt,
+      clock: this.clock,
+      get signal() {
+        return controller.signal;
+      },
+      criticality: this.criticality,
+      attempt: this.attempt,
+    };
   }
 
   /** The response. */
