@@ -49,8 +49,8 @@ export async function runOne(
   // the line it let form), so no server starts the rush with a backlog.
   await runLoad({
     url: `${target.url}/warmup`,
-    durationMs: scenario.warmupMs ?? warmupMs,
-    groups: scenario.groups.map((g) => warmupGroup(g, scenario.warmupMs ?? warmupMs)),
+    durationMs: warmupMsOf(scenario, server),
+    groups: scenario.groups.map((g) => warmupGroup(g, warmupMsOf(scenario, server))),
   });
   const drainedInMs = await untilIdle(target, maxDrainMs);
   if (drainedInMs === undefined) {
@@ -147,12 +147,18 @@ export async function runOne(
 }
 
 /**
- * How long each server gets the scenario's own load before it is measured, unless the
- * scenario says (`Scenario.warmupMs`). 0.25 s left the
- * bounded server's refusal path cold for the 10× rush: ok p99 127–147 ms and refusal p99
- * 42–54 ms in 3 runs of 3, against 67–69 ms and 4.3–4.5 ms with 0.5 s.
+ * How long `server` gets the scenario's own load before it is measured, unless the scenario
+ * says (`Scenario.warmupMs`): 2 s, and 0.5 s for the naive server. A fresh process is still
+ * tiering up its hot paths half a second into a rush — Spillway's more than a bare bulkhead's,
+ * and on Node 22 both: after 0.5 s of 10 × (Node 22, three runs each) ok p99 read 78–100 ms and
+ * refusal p99 10–26 ms for the bulkhead and Spillway alike; after 2 s, 66–68 ms and 3.8–7.3 ms.
+ * (0.25 s left Spillway's refusal path cold on Node 20: refusal p99 42–54 ms.) The naive server
+ * has no refusal path to compile, and whatever its warm-up lets queue it must work off before
+ * it is measured — 20 s of work after 2 s of 10 ×.
  */
-const warmupMs = 500;
+export function warmupMsOf(scenario: Scenario, server: ServerName): number {
+  return scenario.warmupMs ?? (server === 'naive' ? 500 : 2_000);
+}
 /** The longest the demo waits for a server to finish its warm-up's work. */
 const maxDrainMs = 30_000;
 

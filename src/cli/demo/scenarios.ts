@@ -28,7 +28,7 @@ export interface Scenario {
   readonly without?: readonly string[];
   /**
    * How long each server gets the scenario's own load before it is measured, in ms.
-   * @default 500
+   * @default 2,000; 500 for the naive server (see `warmupMsOf`)
    */
   readonly warmupMs?: number;
   /**
@@ -110,11 +110,6 @@ export function scenarios(options: { readonly quick: boolean }): Scenario[] {
       groups: [clients('clients', 3_300, tenXMs)],
       durationMs: tenXMs,
       nextRequest: true,
-      // A server on Node 22 is still tiering up its hot paths half a second into a 10× load
-      // (the bare bulkhead as much as Spillway): 2 s runs after 0.5 s gave refusal p99 13–35 ms
-      // and a late generator, against 2–4 ms on Node 20; after 1 s, 6.9–8.0 ms (issue 32). The
-      // full run's 5 s dilute that second, and the full demo has no time to spare for it.
-      warmupMs: options.quick ? 1_000 : 500,
       ...without,
     },
     {
