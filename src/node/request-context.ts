@@ -132,16 +132,7 @@ export class Admitted implements RequestContext {
    * @internal
    */
   ambient(): AmbientContext {
-    const controller = this.#controller;
-    return {
-      expiresAt: this.expiresAt,
-      clock: this.clock,
-      get signal() {
-        return controller.signal;
-      },
-      criticality: this.criticality,
-      attempt: this.attempt,
-    };
+    return new AmbientOfRequest(this, this.#controller);
   }
 
   /** The response. */
@@ -254,6 +245,30 @@ export class Admitted implements RequestContext {
     if (this.#controller.signal.aborted) return;
     this.#cause = this.expiresAt < this.routeExpiresAt ? 'client-deadline' : 'route-deadline';
     this.#controller.abort(new DeadlineExceededError());
+  }
+}
+
+/**
+ * An admitted request's ambient context. A class, so that the signal's getter lives on the
+ * prototype: an object literal with a getter costs a closure and a slow-path literal per request.
+ */
+class AmbientOfRequest implements AmbientContext {
+  readonly expiresAt: number;
+  readonly clock: Clock;
+  readonly criticality: Criticality;
+  readonly attempt: number;
+  readonly #controller: AbortController;
+
+  constructor(context: Admitted, controller: AbortController) {
+    this.expiresAt = context.expiresAt;
+    this.clock = context.clock;
+    this.criticality = context.criticality;
+    this.attempt = context.attempt;
+    this.#controller = controller;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
   }
 }
 
