@@ -50,13 +50,13 @@ and offers each, open loop, the same scenarios:
 Each server is started fresh for each scenario, warmed up (0.3 s just under capacity, then
 2 s of the scenario's own load, so that its refusal path is compiled too; the naive server,
 which has no refusal path and would have to work off what it queued, 0.5 s) and measured
-once its database is idle again. It prints, per scenario and server: requests sent and ok, goodput as
-a fraction of capacity (G), latency of ok answers, refusals by status, timeouts, refusal
-latency, the server's peak RSS and how long the next request took after the rush (given up
-after 2 s, with the work the server still had queued) — then checks the targets: goodput
-and the 10x refusal p99 against the bulkhead's in the same run (the design's lines printed
-beside them), the rest against fixed lines. It writes an HTML
-report with charts (open it in a browser; it needs no network).
+once its database is idle again. It prints, per scenario and server: requests sent and ok,
+goodput as a fraction of capacity (G), latency of ok answers, refusals by status, timeouts,
+refusal latency, the server's peak RSS and how long the next request took after the rush
+(given up after 2 s, with the work the server still had queued) — then checks the targets:
+goodput and the 10x refusal p99 against the bulkhead's in the same run (the design's lines
+printed beside them), the rest against fixed lines. It writes an HTML report with charts
+(open it in a browser; it needs no network).
 
 It takes about 80 s on a 2-core machine (--quick: about 47 s).
 

@@ -98,7 +98,7 @@ describe('Admitted: a thrown value that throws when read', () => {
   });
 });
 
-describe('Admitted: the signal, made only when read', () => {
+describe('Admitted: its signal, whenever it is read', () => {
   it('read before the deadline, it fires once with the deadline, and stays the same signal', async () => {
     const { clock, res, context } = admitted();
     context.start(undefined);
