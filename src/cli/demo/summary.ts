@@ -229,7 +229,7 @@ export function checkTargets(records: readonly RunRecord[]): Target[] {
 /**
  * Goodput held: at least 0.98 of the bulkhead's in the same run when it ran, else 0.99 of
  * capacity. The design's target, 0.99 of capacity, is printed beside it as information: the
- * bounded server runs 0.2–1.3 % behind the bulkhead (it holds its slot until the response is
+ * bounded server runs 0–1 % behind the bulkhead (it holds its slot until the response is
  * written, and spends more CPU per request on a loaded core), and runs vary by 0.7 %, so a
  * line at 0.99 of either judged the noise, not the server.
  */
@@ -251,7 +251,7 @@ function goodputCheck(
 /**
  * Refusals stay fast: a p99 within 5 ms, or within twice the bulkhead's in the same run where
  * that is more — at 3,300 req/s on one core the event loop's queueing, not the refusal itself,
- * sets the p99 (the bulkhead's reads 3.1–4.7 ms, Spillway's 3.9–7.0 ms on a quiet machine). The
+ * sets the p99 (the bulkhead's reads 2.7–5.0 ms, Spillway's 3.5–7.1 ms on a quiet machine). The
  * design's 5 ms is printed beside it as information.
  */
 function refusalCheck(
