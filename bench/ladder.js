@@ -61,12 +61,13 @@ const dist = (path) => new URL(`../dist/${path}`, import.meta.url).href;
 const { runLoad } = await import(dist('load/index.js'));
 const { startServer } = await import(dist('cli/demo/server-process.js'));
 const { capacityPerSec: C } = await import(dist('cli/demo/records.js'));
+const { gentleWarmUp } = await import(dist('cli/demo/run-scenario.js'));
+const { callerDeadlineMs } = await import(dist('cli/demo/scenarios.js'));
 const { seededRandom } = await import(dist('load/arrivals.js'));
 const random = seededRandom(1);
 const pinned = pinSelfToCpu1();
 const loadBefore = loadavg();
 const log = (line) => process.stderr.write(`${line}\n`);
-const callerDeadlineMs = 1_000;
 const connection = opts['new-connection'] ? 'new' : 'keep-alive';
 
 /**
@@ -86,20 +87,10 @@ function listenDrops() {
   }
 }
 
-/** The demo's gentle warm-up: just under capacity for 0.3 s; the server is idle after it. */
-function warmUpGently(url) {
-  return runLoad({
-    url: `${url}/warmup`,
-    ratePerSec: 300,
-    durationMs: 300,
-    deadlineMs: callerDeadlineMs,
-  });
-}
-
 /**
- * Then the run's own rate for --warmup-seconds (the demo gives it 0.5 s; a fresh process is
- * still tiering its hot paths up then, and the one with more code to compile — Spillway's —
- * pays more for it in a 5 s rung).
+ * After the demo's gentle warm-up, the run's own rate for --warmup-seconds: a fresh process is
+ * still tiering its hot paths up half a second into a rush, and the one with more code to
+ * compile — Spillway's — pays more for it in a 5 s rung (the demo warms 2 s too).
  */
 async function warmUp(url, rate) {
   await runLoad({
@@ -135,7 +126,7 @@ async function untilIdle(server) {
 async function measure(name, { rate, ms, arrival = 'constant' }) {
   const server = await startServer([name], 0);
   try {
-    await warmUpGently(server.url);
+    await gentleWarmUp(server.url);
     const idle = await server.stats();
     await warmUp(server.url, rate);
     if (!(await untilIdle(server))) log(`  ${name}: still busy 30 s after the warm-up`);

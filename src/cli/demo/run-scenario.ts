@@ -33,13 +33,7 @@ export async function runOne(
   log: (line: string) => void,
 ): Promise<RunRecord> {
   const { scenario, server, target } = run;
-  // Warm both sides up (JIT, connections) just under capacity, and read the server's memory.
-  await runLoad({
-    url: `${target.url}/warmup`,
-    ratePerSec: 300,
-    durationMs: 300,
-    deadlineMs: callerDeadlineMs,
-  });
+  await gentleWarmUp(target.url);
   const idle = await target.stats();
   // Then offer the scenario's own load for a moment, so that what the rush runs — refusals
   // above all, which the gentle warm-up never reaches — is compiled before it is measured:
@@ -47,10 +41,11 @@ export async function runOne(
   // second of CPU and would be charged to the first second of the run. Every server gets the
   // same, and each is measured once its database is idle again (the naive one works through
   // the line it let form), so no server starts the rush with a backlog.
+  const warmupMs = warmupMsOf(scenario, server);
   await runLoad({
     url: `${target.url}/warmup`,
-    durationMs: warmupMsOf(scenario, server),
-    groups: scenario.groups.map((g) => warmupGroup(g, warmupMsOf(scenario, server))),
+    durationMs: warmupMs,
+    groups: scenario.groups.map((g) => warmupGroup(g, warmupMs)),
   });
   const drainedInMs = await untilIdle(target, maxDrainMs);
   if (drainedInMs === undefined) {
@@ -144,6 +139,19 @@ export async function runOne(
     idleRssBytes: idle.rssBytes,
     peakRssBytes: after.maxRssBytes,
   };
+}
+
+/**
+ * Warms both sides up (JIT, connections) just under capacity, 0.3 s, after which the server at
+ * `url` is idle again: its memory then is the demo's idle RSS. `bench/ladder.js` warms the same way.
+ */
+export function gentleWarmUp(url: string): Promise<LoadResult> {
+  return runLoad({
+    url: `${url}/warmup`,
+    ratePerSec: 300,
+    durationMs: 300,
+    deadlineMs: callerDeadlineMs,
+  });
 }
 
 /**
