@@ -1,6 +1,7 @@
 // A private Redis Cluster for the tests: 3 masters and a replica each, on reserved free ports
 // (data and cluster-bus ports both), in a temp dir of its own, built with
-// `redis-cli --cluster create` — never the machine's Redis on 6379. It can move a slot with
+// `redis-cli --cluster create` (valkey-server and valkey-cli under `npm run test:valkey`) —
+// never the machine's Redis on 6379. It can move a slot with
 // its keys (CLUSTER SETSLOT … IMPORTING/MIGRATING + MIGRATE) and fail a master over (CLUSTER
 // FAILOVER on its replica), and every wait is on observable cluster state, bounded in time.
 // Cluster clients of both families are connected fail-fast, as the docs ask of users.
@@ -18,6 +19,7 @@ import {
   pingable,
   releasePort,
   reservePort,
+  underTest,
   type TestClient,
 } from '../redis/helpers.js';
 
@@ -25,9 +27,9 @@ const run = promisify(execFile);
 
 /** Why a private cluster cannot be started here, or undefined. Throws under CI. */
 export function clusterToolsMissing(): string | undefined {
-  for (const tool of ['redis-server', 'redis-cli']) {
+  for (const tool of [underTest.server, underTest.cli]) {
     if (spawnSync(tool, ['--version']).status === 0) continue;
-    const why = `${tool} is not installed (Debian package redis-server); the cluster tests need it`;
+    const why = `${tool} is not installed (Debian: ${underTest.debian}); the cluster tests need it`;
     if (ci) throw new Error(`${why}; under CI the Redis tests must run`);
     return why;
   }
@@ -122,7 +124,7 @@ export class PrivateCluster {
       } else {
         const addresses = cluster.#nodes.map((n) => `127.0.0.1:${n.port}`);
         await run(
-          'redis-cli',
+          underTest.cli,
           ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicas)].concat(
             '--cluster-yes',
           ),
@@ -144,7 +146,7 @@ export class PrivateCluster {
 
   async #spawn(node: Node): Promise<void> {
     const proc = spawn(
-      'redis-server',
+      underTest.server,
       [
         ['--port', String(node.port)],
         ['--bind', '127.0.0.1'],

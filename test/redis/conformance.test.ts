@@ -1,8 +1,7 @@
-// The RateStore conformance suite (conformance-suite.ts) against the machine's Redis, over
-// each client flavour and over iovalkey, the ioredis fork Valkey publishes (Valkey the
-// server is not packaged for this Debian, so the Valkey client is tested against Redis):
-// the machine's Redis for the ordinary cases, a private redis-server killed before the run
-// for the "store is down" cases (one per failure policy).
+// The RateStore conformance suite (conformance-suite.ts) against the machine's Redis (Valkey
+// under `npm run test:valkey`), over each client flavour and over iovalkey, the ioredis fork
+// Valkey publishes: the shared server for the ordinary cases, a private one killed before the
+// run for the "store is down" cases (one per failure policy).
 import { describe } from 'vitest';
 import { redisStoreConformance } from './conformance-suite.js';
 import {

@@ -1,7 +1,11 @@
 // Shared by the Redis tests: the four client flavours (ioredis 5 and 6, node-redis 5 and 6)
-// and iovalkey (the ioredis fork Valkey publishes) configured to fail fast, the machine's Redis on 127.0.0.1:6379, and private redis-server
-// processes on free ports for the fault tests. Outside CI, tests skip with a message naming
-// exactly what is missing; under CI (process.env.CI set) they must run.
+// and iovalkey (the ioredis fork Valkey publishes) configured to fail fast, the machine's Redis
+// on 127.0.0.1:6379, and private redis-server processes on free ports for the fault tests.
+// `npm run test:valkey` runs the same files against Valkey instead: it starts a valkey-server
+// on a free port and names it in SPILLWAY_TEST_SERVER=valkey and SPILLWAY_TEST_REDIS_PORT, and
+// every server started here (private ones, cluster nodes) is then a valkey-server. Outside CI,
+// tests skip with a message naming exactly what is missing; under CI (process.env.CI set) they
+// must run.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +22,44 @@ import type { RedisClientLike } from '../../src/redis/index.js';
 import { scriptClient, type ScriptClient } from '../../src/redis/script-client.js';
 
 export const ci = process.env['CI'] !== undefined && process.env['CI'] !== '';
+
+/** The server the tests run against, and its tools. */
+export interface ServerUnderTest {
+  readonly name: 'Redis' | 'Valkey';
+  /** The server's executable, for private servers and cluster nodes. */
+  readonly server: string;
+  /** Its command-line client (`--cluster create`). */
+  readonly cli: string;
+  /** Where Debian has it. */
+  readonly debian: string;
+}
+
+const serversUnderTest = {
+  redis: { name: 'Redis', server: 'redis-server', cli: 'redis-cli', debian: 'redis-server' },
+  valkey: {
+    name: 'Valkey',
+    server: 'valkey-server',
+    cli: 'valkey-cli',
+    debian: 'valkey-server (bookworm-backports; main from trixie)',
+  },
+} as const satisfies Record<string, ServerUnderTest>;
+
+/** Redis unless SPILLWAY_TEST_SERVER says valkey (`npm run test:valkey`). */
+export const underTest: ServerUnderTest = ((value) => {
+  if (value === undefined || value === '' || value === 'redis') return serversUnderTest.redis;
+  if (value === 'valkey') return serversUnderTest.valkey;
+  throw new Error(`SPILLWAY_TEST_SERVER must be redis or valkey, got '${value}'`);
+})(process.env['SPILLWAY_TEST_SERVER']);
+
+/** The port of the shared server: 6379, or SPILLWAY_TEST_REDIS_PORT. */
+export const sharedPort: number = ((value) => {
+  if (value === undefined || value === '') return 6379;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) {
+    throw new Error(`SPILLWAY_TEST_REDIS_PORT must be a port number, got '${value}'`);
+  }
+  return port;
+})(process.env['SPILLWAY_TEST_REDIS_PORT']);
 
 /** A connected client plus how to close it and run plain commands on it. */
 export interface TestClient {
@@ -98,7 +140,7 @@ async function ioredisShaped(flavour: Flavour, c: IoredisShaped): Promise<TestCl
 }
 
 /** Connects a fail-fast client of `flavour` to 127.0.0.1:`port`. */
-export async function connect(flavour: Flavour, port = 6379): Promise<TestClient> {
+export async function connect(flavour: Flavour, port = sharedPort): Promise<TestClient> {
   switch (flavour) {
     case 'ioredis6':
       return ioredisShaped(flavour, new Ioredis6(ioredisOptions(port)));
@@ -155,7 +197,7 @@ export async function cleanup(c: TestClient, prefix: string): Promise<void> {
 }
 
 /** True when something answers PING on 127.0.0.1:`port`. */
-export function pingable(port = 6379, timeoutMs = 500): Promise<boolean> {
+export function pingable(port = sharedPort, timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {
     const s = new Socket();
     const done = (ok: boolean): void => {
@@ -172,16 +214,16 @@ export function pingable(port = 6379, timeoutMs = 500): Promise<boolean> {
 /** Why the Redis tests cannot run here, or undefined when they can. Throws under CI. */
 export async function sharedRedisMissing(): Promise<string | undefined> {
   if (await pingable()) return undefined;
-  const why = 'no Redis answers on 127.0.0.1:6379 (start one: redis-server --port 6379)';
+  const why = `no ${underTest.name} answers on 127.0.0.1:${sharedPort} (start one: ${underTest.server} --port ${sharedPort})`;
   if (ci) throw new Error(`${why}; under CI the Redis tests must run`);
   return why;
 }
 
-/** Why private redis-server processes cannot be started here, or undefined. Throws under CI. */
+/** Why private servers cannot be started here, or undefined. Throws under CI. */
 export function redisServerMissing(): string | undefined {
-  const r = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  const r = spawnSync(underTest.server, ['--version'], { encoding: 'utf8' });
   if (r.status === 0) return undefined;
-  const why = 'redis-server is not installed (Debian package redis-server); fault tests need it';
+  const why = `${underTest.server} is not installed (Debian: ${underTest.debian}); fault tests need it`;
   if (ci) throw new Error(`${why}; under CI the Redis tests must run`);
   return why;
 }
@@ -227,7 +269,7 @@ export async function reservePort(): Promise<number> {
       if (!alive(lockOwner(lock))) rmSync(lock, { force: true });
     }
   }
-  throw new Error('could not reserve a port for a private redis-server');
+  throw new Error(`could not reserve a port for a private ${underTest.server}`);
 }
 
 /** The pid in `lock`; a lock just created and not yet written counts as alive. */
@@ -245,7 +287,7 @@ export function releasePort(port: number): void {
   rmSync(join(portLocks, String(port)), { force: true });
 }
 
-/** A private redis-server on a reserved free port, killed by its pid. */
+/** A private redis-server (valkey-server) on a reserved free port, killed by its pid. */
 export class PrivateRedis {
   readonly port: number;
   #proc: ChildProcess | undefined;
@@ -264,7 +306,7 @@ export class PrivateRedis {
   /** (Re)starts the server on the same port and waits until it answers. */
   async startAgain(): Promise<void> {
     this.#proc = spawn(
-      'redis-server',
+      underTest.server,
       ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       { stdio: 'ignore' },
     );
@@ -275,7 +317,7 @@ export class PrivateRedis {
       if (await pingable(this.port, 100)) return;
       await new Promise((r) => setTimeout(r, 20));
     }
-    throw new Error(`redis-server on port ${this.port} did not start`);
+    throw new Error(`${underTest.server} on port ${this.port} did not start`);
   }
 
   /** Sends `signal` to the server process. */

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { describe } from 'vitest';
 import { threeReplicaQuotaCases } from './multi-process-suite.js';
-import { connect, sharedRedisMissing } from './helpers.js';
+import { connect, sharedPort, sharedRedisMissing } from './helpers.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const built = existsSync(`${root}dist/redis/index.js`);
@@ -19,7 +19,7 @@ describe.skipIf(missing !== undefined).each(flavours)('3 processes over %s', (fl
   threeReplicaQuotaCases({
     label: flavour,
     flavours: [flavour, flavour, flavour],
-    where: () => ({ port: 6379 }),
+    where: () => ({ port: sharedPort }),
     admin: () => connect(flavour),
     cleanup: true,
   });
