@@ -285,6 +285,12 @@ export function toJson(
       server: r.server,
       valid: r.result.validity.valid,
       invalidReasons: r.result.validity.reasons,
+      // How close the generator came to being flagged: its lag and its CPU while sending.
+      generator: {
+        scheduleLagP99Ms: r.result.validity.scheduleLagMs.p99,
+        scheduleLagMaxMs: r.result.validity.scheduleLagMs.max,
+        cpuPercent: r.result.validity.cpuPercent,
+      },
       goodput: goodputFraction(r.result),
       unloadedMs: r.unloadedMs,
       idleRssBytes: r.idleRssBytes,
