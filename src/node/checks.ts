@@ -223,7 +223,7 @@ export class Checks implements Landing<AdmitResult> {
   }
 
   /** Where a wait in line lands with a slot (see `waitInLine`). */
-  admit(init: ContextInit, permit: Permit, controller: AbortController): AdmitResult {
+  admit(init: ContextInit, permit: Permit): AdmitResult {
     if (this.#process.full) {
       permit.release('ignored');
       return this.#refuse(processOverloaded, init);
@@ -240,7 +240,7 @@ export class Checks implements Landing<AdmitResult> {
       tenants.take(init.key);
     }
     const fields = (init as AdmissionInit).quota;
-    return this.#admitted(new Admitted(init, controller).start(permit), fields, true);
+    return this.#admitted(new Admitted(init).start(permit), fields, true);
   }
 
   /** Where a wait in line lands without one; nothing to write if the client left. */

@@ -123,21 +123,6 @@ describe('Admitted: its signal, whenever it is read', () => {
     expect(context.signal.aborted).toBe(true);
     expect(context.signal.reason).toBeInstanceOf(ClientDisconnectedError);
   });
-
-  it('a controller handed over by the line is the one whose signal the handler gets', async () => {
-    const clock = createVirtualClock();
-    const req = new IncomingMessage(new Socket());
-    const res = new ServerResponse(req);
-    const controller = new AbortController();
-    const init = { clock, expiresAt: 10, criticality: 'critical', attempt: 1 } as const;
-    const context = new Admitted(
-      { ...init, key: 'k', route: 'r', req, res, startedAt: 0 },
-      controller,
-    ).start(undefined);
-    expect(context.signal).toBe(controller.signal);
-    await clock.advance(10);
-    expect(controller.signal.reason).toBeInstanceOf(DeadlineExceededError);
-  });
 });
 
 describe('Admitted: its ambient context', () => {

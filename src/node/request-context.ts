@@ -108,7 +108,7 @@ export class Admitted implements RequestContext {
   #cause: AbortCause | undefined;
   #grantedAt = Number.NaN;
 
-  constructor(init: ContextInit, controller?: AbortController) {
+  constructor(init: ContextInit) {
     this.clock = init.clock;
     this.expiresAt = init.expiresAt;
     this.routeExpiresAt = init.routeExpiresAt ?? init.expiresAt;
@@ -121,7 +121,7 @@ export class Admitted implements RequestContext {
     this.publishKey = init.publishKey === true;
     this.#onFinish = init.onFinish;
     this.#res = init.res;
-    this.#controller = controller ?? new AbortController();
+    this.#controller = new AbortController();
   }
 
   /**

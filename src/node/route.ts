@@ -9,15 +9,14 @@ import { TenantShares, type TenantShareOptions } from './tenant-shares.js';
 import type { IncomingMessage } from 'node:http';
 import {
   SpillwayConfigError,
-  concurrencyLimit,
   criticalities,
   criticalityRank,
   type Clock,
-  type ConcurrencyLimit,
   type Criticality,
   type LimitSource,
   type QueueOrder,
 } from '../index.js';
+import { ownedConcurrencyLimit, type OwnedConcurrencyLimit } from '../core/internal/owned.js';
 import { quotaSpec, type QuotaOptions } from './quota-options.js';
 import { RouteQuota, type RateLimitHeaders } from './route-quota.js';
 import {
@@ -102,7 +101,7 @@ export interface RouteOptions extends RouteSettings {
 export interface Route {
   readonly name: string;
   readonly exempt: boolean;
-  readonly limiter: ConcurrencyLimit | undefined;
+  readonly limiter: OwnedConcurrencyLimit | undefined;
   readonly maxQueue: number;
   readonly quota: RouteQuota | undefined;
   readonly deadlineMs: number;
@@ -137,7 +136,7 @@ export function buildRoute(
   const limiter =
     limitOption === false
       ? undefined
-      : concurrencyLimit({
+      : ownedConcurrencyLimit({
           limit: limitOption,
           maxQueue,
           maxQueueWaitMs: pick('maxQueueWaitMs') ?? 100,

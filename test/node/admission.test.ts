@@ -254,6 +254,31 @@ describe('admission over node:http', () => {
     await until(() => guard.stats()?.active === 0);
   });
 
+  it('a client that leaves while it waits in line leaves the line at once, and its handler never runs', async () => {
+    const g = gate();
+    const ran: (string | undefined)[] = [];
+    const { port, guard } = await start(
+      { limit: 1, maxQueue: 2, maxQueueWaitMs: 60_000 },
+      (req, res, ctx) => {
+        ran.push(req.url);
+        return g.handler(req, res, ctx);
+      },
+    );
+    const holder = send(port, { path: '/work/hold' });
+    await until(() => g.open.length === 1);
+    const controller = new AbortController();
+    const gone = send(port, { path: '/work/gone', signal: controller.signal }).catch(() => 'gone');
+    await until(() => guard.stats()?.queued === 1);
+    controller.abort();
+    expect(await gone).toBe('gone');
+    await until(() => guard.stats()?.queued === 0);
+    expect(guard.stats()).toEqual({ active: 1, queued: 0, limit: 1 });
+    g.releaseAll();
+    expect((await holder).status).toBe(200);
+    expect((await send(port, { path: '/after' })).status).toBe(200);
+    expect(ran).toEqual(['/work/hold', '/after']);
+  });
+
   it('the deadline aborts the work through the signal, and the permit is held until the work settles', async () => {
     const clock = createVirtualClock();
     let finishWork: (() => void) | undefined;

@@ -352,6 +352,41 @@ describe('concurrencyLimit', () => {
     expect(permitOf(partitioned.tryAcquire()).released).toBe(false);
   });
 
+  it('an owner may wait in line without a signal, and leave it by calling leave()', async () => {
+    const clock = createVirtualClock();
+    const limit = ownedConcurrencyLimit({ limit: 1, maxQueue: 2, maxQueueWaitMs: 100, clock });
+    const reasons: string[] = [];
+    limit.onReject((e) => reasons.push(e.reason));
+    // A free slot: granted at once, and leaving afterwards changes nothing.
+    const first = limit.enter('critical', Infinity);
+    first.leave();
+    const held = permitOf(await first.result);
+    expect(limit.active).toBe(1);
+    // A full limit: a place in line with its timer, then leave() takes it out at once.
+    const second = limit.enter('critical', Infinity);
+    const third = limit.enter('sheddable', 50);
+    expect([limit.queued, clock.pendingTimers]).toEqual([2, 2]);
+    second.leave();
+    expect([limit.queued, clock.pendingTimers]).toEqual([1, 1]);
+    expect(await second.result).toEqual({ ok: false, reason: 'aborted' });
+    // The deadline given is the wait's: the sheddable one times out as deadline at 50 ms.
+    await clock.advance(50);
+    expect(await third.result).toEqual({ ok: false, reason: 'deadline' });
+    // A waiter granted a slot keeps it: leave() after the grant is a no-op.
+    const fourth = limit.enter('critical', Infinity);
+    held.release();
+    fourth.leave();
+    expect(permitOf(await fourth.result).released).toBe(false);
+    expect(reasons).toEqual(['aborted', 'deadline']);
+    await expect(limit.enter('critical', clock.now()).result).resolves.toEqual({
+      ok: false,
+      reason: 'deadline',
+    });
+    expect(() => limit.enter('urgent' as never, Infinity)).toThrow(
+      'Expected `criticality` to be one of critical-plus, critical, sheddable-plus, sheddable, got "urgent"',
+    );
+  });
+
   it('invalid options fail at construction, naming the option and the value', () => {
     expect(() => concurrencyLimit({ limit: 0 })).toThrow(
       /Expected `limit` to be a positive integer, got 0 \(number\)/,

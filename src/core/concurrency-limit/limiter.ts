@@ -14,12 +14,18 @@ import { Emitter } from '../events/emitter.js';
 import type { LimitSource } from './limit-source.js';
 import type { Partitions } from './partitions.js';
 import { SlotPermit, type PermitOutcome, type PermitOwner } from './permit.js';
-import { frozenRejections, QueuedAcquire, type WaiterOwner } from './queued-acquire.js';
+import {
+  frozenRejections,
+  QueuedAcquire,
+  settledPlace,
+  type WaiterOwner,
+} from './queued-acquire.js';
 import { feed, runHolding } from './run-holding.js';
 import type {
   AcquireEvent,
   AcquireOptions,
   AcquireResult,
+  LinePlace,
   OwnedConcurrencyLimit,
   QueueOrder,
   RejectEvent,
@@ -106,29 +112,47 @@ export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner 
     let signal: AbortSignal | undefined;
     if (options !== undefined) {
       signal = options.signal;
-      if (options.criticality !== undefined) {
-        rank = criticalityRank(options.criticality);
-        if (rank < 0) {
-          throw new SpillwayArgumentError(
-            'criticality',
-            `one of ${criticalities.join(', ')}`,
-            options.criticality,
-          );
-        }
-      }
+      if (options.criticality !== undefined) rank = this.#rankOf(options.criticality);
       const d = options.deadline;
       if (d !== undefined) expiresAt = typeof d === 'number' ? d : d.expiresAt;
       if (signal?.aborted === true)
         return Promise.resolve(this.#reject('aborted', rank, undefined));
     }
+    const r = this.#take(rank, signal, expiresAt);
+    return r instanceof QueuedAcquire ? r.result : Promise.resolve(r);
+  }
+
+  enter(criticality: Criticality, deadline: number): LinePlace {
+    const r = this.#take(this.#rankOf(criticality), undefined, deadline);
+    return r instanceof QueuedAcquire ? r : settledPlace(r);
+  }
+
+  #rankOf(criticality: Criticality): number {
+    const rank = criticalityRank(criticality);
+    if (rank < 0) {
+      throw new SpillwayArgumentError(
+        'criticality',
+        `one of ${criticalities.join(', ')}`,
+        criticality,
+      );
+    }
+    return rank;
+  }
+
+  /** A slot now, a refusal now, or a place in line. */
+  #take(
+    rank: number,
+    signal: AbortSignal | undefined,
+    expiresAt: number,
+  ): AcquireResult | QueuedAcquire {
     if (
       (this.#line.size === 0 && this.#active < this.#limitNow()) ||
       this.#s.partitions?.entitled(rank, this.#limitNow()) === true
     ) {
       if (expiresAt !== Infinity && expiresAt <= this.#clock.now()) {
-        return Promise.resolve(this.#reject('deadline', rank, undefined));
+        return this.#reject('deadline', rank, undefined);
       }
-      return Promise.resolve(this.#grantNow(rank));
+      return this.#grantNow(rank);
     }
     return this.#enqueue(rank, signal, expiresAt);
   }
@@ -243,21 +267,19 @@ export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner 
     rank: number,
     signal: AbortSignal | undefined,
     expiresAt: number,
-  ): Promise<AcquireResult> {
+  ): AcquireResult | QueuedAcquire {
     const s = this.#s;
     const now = this.#clock.now();
-    if (expiresAt <= now) return Promise.resolve(this.#reject('deadline', rank, undefined));
-    if (s.maxQueue === 0)
-      return Promise.resolve(this.#reject('queue-full', rank, this.#retryAfterMs()));
+    if (expiresAt <= now) return this.#reject('deadline', rank, undefined);
+    if (s.maxQueue === 0) return this.#reject('queue-full', rank, this.#retryAfterMs());
     const left = expiresAt - now;
     if (left !== Infinity && this.#gapMs !== undefined) {
       const expectedWaitMs = (this.#line.ahead(rank, this.#lifo()) + 1) * this.#gapMs;
-      if (left < expectedWaitMs) return Promise.resolve(this.#reject('deadline', rank, undefined));
+      if (left < expectedWaitMs) return this.#reject('deadline', rank, undefined);
     }
     if (this.#line.size >= s.maxQueue) {
       const victim = this.#line.displaceable(rank) as QueuedAcquire | undefined;
-      if (victim === undefined)
-        return Promise.resolve(this.#reject('queue-full', rank, this.#retryAfterMs()));
+      if (victim === undefined) return this.#reject('queue-full', rank, this.#retryAfterMs());
       this.leave(victim, 'shed');
     }
     if (this.#line.size === 0) this.#busySince = now;
@@ -266,16 +288,13 @@ export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner 
     waiter.enqueuedAt = now;
     waiter.expiresAt = expiresAt;
     if (left <= s.maxQueueWaitMs) waiter.timeoutReason = 'deadline';
-    const promise = new Promise<AcquireResult>((resolve) => {
-      waiter.resolve = resolve;
-    });
     waiter.timer = this.#clock.setTimer(waitMs, () => {
       waiter.timer = undefined;
       this.leave(waiter, waiter.timeoutReason);
     });
     signal?.addEventListener('abort', waiter, { once: true });
     this.#line.push(waiter);
-    return promise;
+    return waiter;
   }
 
   /** Hands free slots to waiters, in order, while slots and waiters remain. */

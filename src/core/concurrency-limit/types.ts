@@ -139,4 +139,19 @@ export interface OwnedConcurrencyLimit extends ConcurrencyLimit {
   takeSlot(): boolean;
   /** Gives back a slot `takeSlot` took, once. */
   releaseSlot(outcome: PermitOutcome): void;
+  /**
+   * `acquire` for a holder that gives up its place by calling `leave()` rather than through an
+   * `AbortSignal`: a signal with its abort listener costs about half a kilobyte, alive for as long
+   * as the caller waits — the node guard's line is the one that waits for every queued request.
+   * `deadline` is an absolute clock reading (`Infinity` for none).
+   */
+  enter(criticality: Criticality, deadline: number): LinePlace;
+}
+
+/** A caller's place in a limit's line (see {@link OwnedConcurrencyLimit.enter}). */
+export interface LinePlace {
+  /** Settles as `acquire`'s promise does: a permit, or a refusal (`aborted` after `leave`). */
+  readonly result: Promise<AcquireResult>;
+  /** Gives up the place; a no-op once `result` has settled. */
+  leave(): void;
 }

@@ -3,7 +3,7 @@
  * primitives, typed for their owner, which shares their clock and so may pass its own readings
  * (`dependency()` builds its cap, breaker and throttle this way), and the retry loop entered
  * after a first attempt has already failed. Internal: not exported from the package; the one
- * door through which `src/client` reaches into core.
+ * door through which `src/client` (and the node guard's line) reach into core.
  *
  * @module
  */
