@@ -10,16 +10,17 @@ export default async function setup(): Promise<() => Promise<void>> {
   // Read by the helpers when they load, here and in every test process started after this.
   process.env['SPILLWAY_TEST_SERVER'] = 'valkey';
   const { PrivateRedis, underTest } = await import('./helpers.js');
-  for (const tool of [underTest.server, underTest.cli]) {
-    if (spawnSync(tool, ['--version']).status !== 0) {
+  const versions = [underTest.server, underTest.cli].map((tool) => {
+    const r = spawnSync(tool, ['--version'], { encoding: 'utf8' });
+    if (r.status !== 0) {
       throw new Error(
         `${tool} is not installed (Debian: ${underTest.debian}); test:valkey needs it`,
       );
     }
-  }
+    return r.stdout.trim();
+  });
   const valkey = await PrivateRedis.start();
   process.env['SPILLWAY_TEST_REDIS_PORT'] = String(valkey.port);
-  const version = spawnSync(underTest.server, ['--version'], { encoding: 'utf8' }).stdout.trim();
-  console.log(`test:valkey: ${version}, on 127.0.0.1:${valkey.port}`);
+  console.log(`test:valkey: ${versions[0]}, on 127.0.0.1:${valkey.port}`);
   return () => valkey.stop();
 }

@@ -17,8 +17,11 @@
  */
 import type { Clock } from '../clock/clock.js';
 import { systemClock } from '../clock/clock.js';
-import { criticalities, criticalityRank, type Criticality } from '../criticality/criticality.js';
-import { SpillwayArgumentError } from '../errors/argument-error.js';
+import {
+  checkedCriticalityRank,
+  criticalities,
+  type Criticality,
+} from '../criticality/criticality.js';
 import { SpillwayConfigError } from '../errors/config-error.js';
 import { Emitter, type Event } from '../events/emitter.js';
 import { SlicedWindow } from '../internal/sliced-window.js';
@@ -241,14 +244,5 @@ class Throttle implements OwnedAdaptiveThrottle {
 }
 
 function rankOf(criticality: Criticality | undefined): number {
-  if (criticality === undefined) return 1;
-  const r = criticalityRank(criticality);
-  if (r < 0) {
-    throw new SpillwayArgumentError(
-      'criticality',
-      `one of ${criticalities.join(', ')}`,
-      criticality,
-    );
-  }
-  return r;
+  return criticality === undefined ? 1 : checkedCriticalityRank(criticality);
 }

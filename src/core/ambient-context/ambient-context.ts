@@ -13,7 +13,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { systemClock, type Clock } from '../clock/clock.js';
-import { criticalities, isCriticality, type Criticality } from '../criticality/criticality.js';
+import { checkedCriticalityRank, type Criticality } from '../criticality/criticality.js';
 import { SpillwayArgumentError } from '../errors/argument-error.js';
 
 /** What work started for a request knows about it. */
@@ -129,13 +129,7 @@ function checkContext(c: AmbientContext): void {
   if (typeof c.expiresAt !== 'number' || Number.isNaN(c.expiresAt)) {
     throw new SpillwayArgumentError('expiresAt', 'a time on the clock, or Infinity', c.expiresAt);
   }
-  if (!isCriticality(c.criticality)) {
-    throw new SpillwayArgumentError(
-      'criticality',
-      `one of ${criticalities.join(', ')}`,
-      c.criticality,
-    );
-  }
+  checkedCriticalityRank(c.criticality);
   if (!Number.isSafeInteger(c.attempt) || c.attempt < 1) {
     throw new SpillwayArgumentError('attempt', 'a whole number of 1 or more', c.attempt);
   }

@@ -7,8 +7,12 @@
  * @module
  */
 import type { Clock } from '../clock/clock.js';
-import { criticalities, criticalityRank, type Criticality } from '../criticality/criticality.js';
-import { SpillwayArgumentError } from '../errors/argument-error.js';
+import {
+  checkedCriticalityRank,
+  criticalities,
+  criticalityRank,
+  type Criticality,
+} from '../criticality/criticality.js';
 import { rejectionError, type RejectionReason } from '../errors/rejected-error.js';
 import { Emitter } from '../events/emitter.js';
 import type { LimitSource } from './limit-source.js';
@@ -112,7 +116,7 @@ export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner 
     let signal: AbortSignal | undefined;
     if (options !== undefined) {
       signal = options.signal;
-      if (options.criticality !== undefined) rank = this.#rankOf(options.criticality);
+      if (options.criticality !== undefined) rank = checkedCriticalityRank(options.criticality);
       const d = options.deadline;
       if (d !== undefined) expiresAt = typeof d === 'number' ? d : d.expiresAt;
       if (signal?.aborted === true)
@@ -123,20 +127,8 @@ export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner 
   }
 
   enter(criticality: Criticality, deadline: number): LinePlace {
-    const r = this.#take(this.#rankOf(criticality), undefined, deadline);
+    const r = this.#take(checkedCriticalityRank(criticality), undefined, deadline);
     return r instanceof QueuedAcquire ? r : settledPlace(r);
-  }
-
-  #rankOf(criticality: Criticality): number {
-    const rank = criticalityRank(criticality);
-    if (rank < 0) {
-      throw new SpillwayArgumentError(
-        'criticality',
-        `one of ${criticalities.join(', ')}`,
-        criticality,
-      );
-    }
-    return rank;
   }
 
   /** A slot now, a refusal now, or a place in line. */

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { SpillwayArgumentError } from '../errors/argument-error.js';
 
 /** The four criticalities, most important first. The default is `critical`. */
 export const criticalities = ['critical-plus', 'critical', 'sheddable-plus', 'sheddable'] as const;
@@ -33,4 +34,16 @@ export function criticalityRank(value: unknown): number {
 /** True for one of the four criticality names. */
 export function isCriticality(value: unknown): value is Criticality {
   return criticalityRank(value) !== -1;
+}
+
+/**
+ * The rank of `value` as a caller's argument named `option`: a `SpillwayArgumentError` naming
+ * it and the four names when it is not one of them. Internal to core (not re-exported).
+ */
+export function checkedCriticalityRank(value: unknown, option = 'criticality'): number {
+  const rank = criticalityRank(value);
+  if (rank < 0) {
+    throw new SpillwayArgumentError(option, `one of ${criticalities.join(', ')}`, value);
+  }
+  return rank;
 }
