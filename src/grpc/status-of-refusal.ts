@@ -15,6 +15,7 @@ import {
   type Refusal,
   type RefusalReason,
 } from '../http/index.js';
+import { statedWaitMs } from '../http/refusal-response.js';
 
 /** The trailer gRPC clients read for a server's retry advice (gRFC A6). */
 export const pushbackTrailer = 'grpc-retry-pushback-ms';
@@ -59,9 +60,11 @@ export function statusOfRefusal(
   const signal = response.signal;
   if (signal === 'never') metadata.set(pushbackTrailer, '-1');
   else if (signal === 'later') {
-    // The wait `refusalResponse` advertises as Retry-After, here in ms: 1 s when none is known.
-    const ms = Math.max(1, Math.ceil(refusal.retryAfterMs ?? 1000));
-    metadata.set(pushbackTrailer, String(Math.min(ms, maxPushbackMs)));
+    // The wait `refusalResponse` states in the body, here in ms: 1 s when none is known.
+    metadata.set(
+      pushbackTrailer,
+      String(Math.min(statedWaitMs(refusal.retryAfterMs), maxPushbackMs)),
+    );
   }
   return { code, details: refusal.detail ?? refusalTable[refusal.reason].detail, metadata };
 }

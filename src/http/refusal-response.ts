@@ -34,8 +34,9 @@ export interface RefusalResponse {
 /**
  * A response's strings and what they were built from. Building them is most of a refusal's own
  * cost, and under overload refusals come in runs with the same reason, wait and quota fields
- * (the wait is in whole ms, and a refused client's fields change once a second), so the last
- * set built for each reason is kept and reused while all of these stay the same. One set per
+ * (the stated wait is in whole ms, or whole seconds from 10 s, and a refused client's fields
+ * change once a second), so the last set built for each reason is kept and reused while all of
+ * these stay the same. One set per
  * reason, not one in all: refusals of different reasons interleave (an escalated client's
  * `blocked` between polite clients' `quota`, a `capacity` 503 among 429s), and with a single
  * set each change of reason rebuilt the strings of the next refusal.
@@ -43,7 +44,7 @@ export interface RefusalResponse {
 interface Strings {
   readonly reason: RefusalReason;
   readonly signal: RetrySignal | undefined;
-  /** Whole ms (≥ 1) for `later`, else undefined. */
+  /** The stated wait (`statedWaitMs`) for `later`, else undefined. */
   readonly retryAfterMs: number | undefined;
   readonly retryName: string;
   readonly policy: string | undefined;
@@ -145,8 +146,7 @@ export function refusalResponse(
     }
   }
   // `retryAfterMs` in the body, and `Retry-After`, only when retrying here later makes sense.
-  const retryAfterMs =
-    signal === 'later' ? Math.max(1, Math.ceil(refusal.retryAfterMs ?? 1000)) : undefined;
+  const retryAfterMs = signal === 'later' ? statedWaitMs(refusal.retryAfterMs) : undefined;
   let s = lastStrings[reason];
   if (
     s === undefined ||
@@ -165,6 +165,24 @@ export function refusalResponse(
     if (refusal.detail === undefined) lastStrings[reason] = s;
   }
   return new BuiltRefusal(s);
+}
+
+/** Waits from here up are stated in whole seconds. */
+const wholeSecondsFromMs = 10_000;
+
+/**
+ * The wait a refusal states (the body's `retryAfterMs`, and gRPC's pushback), from the wait the
+ * refusal was decided with (1 s when none is known): whole ms, at least 1, rounded up; from 10 s
+ * up, whole seconds, rounded up as `Retry-After` is. A client told a wait never comes back
+ * before it is due (the penalty box counts an early return as a violation), and a wait of a
+ * penalty step or a long quota window is no more useful to the ms: stated in seconds, the
+ * response stays the same for a second, and is built once a second, not once a ms, for a client
+ * refused again and again.
+ */
+export function statedWaitMs(retryAfterMs: number | undefined): number {
+  const ms = Math.ceil(retryAfterMs ?? 1000);
+  if (!(ms >= 1)) return 1;
+  return ms < wholeSecondsFromMs ? ms : Math.ceil(ms / 1000) * 1000;
 }
 
 /** The strings for `key`; `refusal` for its detail and whether its policy field needs a check. */

@@ -200,6 +200,28 @@ describe('refusalResponse', () => {
     }
     expect(refusalResponse({ reason: 'quota', retryAfterMs: 900, quota })).toEqual(b);
   });
+
+  it('states a wait in whole ms, rounded up, and from 10 s up in whole seconds like Retry-After', () => {
+    const stated = (retryAfterMs: number | undefined) => {
+      const r = refusalResponse({ reason: 'blocked', retryAfterMs });
+      const body = JSON.parse(r.body) as { retryAfterMs: number };
+      return [body.retryAfterMs, Number(headerMap(r.headers)['retry-after'])];
+    };
+    expect(stated(undefined)).toEqual([1_000, 1]);
+    expect(stated(0)).toEqual([1, 1]);
+    expect(stated(Number.NaN)).toEqual([1, 1]);
+    expect(stated(1_234.5)).toEqual([1_235, 2]);
+    expect(stated(9_999)).toEqual([9_999, 10]);
+    expect(stated(9_999.5)).toEqual([10_000, 10]);
+    expect(stated(10_001)).toEqual([11_000, 11]);
+    expect(stated(59_873.2)).toEqual([60_000, 60]);
+    // A client blocked for a minute, refused again and again over a second, gets the same
+    // bytes: one set of strings built for the second, not one per ms.
+    const a = refusalResponse({ reason: 'blocked', retryAfterMs: 59_999.9 });
+    const b = refusalResponse({ reason: 'blocked', retryAfterMs: 59_001 });
+    expect(b.body).toBe(a.body);
+    expect(readyRefusalOf(b)?.tail).toBe(readyRefusalOf(a)?.tail);
+  });
 });
 
 describe('refusalFromError (propagation)', () => {

@@ -224,20 +224,27 @@ describe('grpcAdmission: failures', () => {
     expect(out.trailers['grpc-retry-pushback-ms']).toBe('-1');
   });
 
-  it('passes a gRPC dependency’s refusal up with its own pushback', async () => {
-    const s = await start();
-    s.failWith(() =>
-      Object.assign(new Error('14 UNAVAILABLE: busy'), {
-        code: status.UNAVAILABLE,
-        details: 'busy',
-        metadata: metadataOf({ 'grpc-retry-pushback-ms': '250' }),
-      }),
-    );
-    const out = await unary(s.c, { text: 'a' });
-    expect(out.code).toBe(status.UNAVAILABLE);
-    expect(out.trailers['spillway-retry']).toBe('later');
-    expect(out.trailers['grpc-retry-pushback-ms']).toBe('250');
-  });
+  // A long pushback is stated in whole seconds, as an HTTP refusal states a long wait.
+  it.each([
+    ['250', '250'],
+    ['12345', '13000'],
+  ])(
+    'passes a gRPC dependency’s refusal up with its own pushback (%s ms: %s)',
+    async (given, stated) => {
+      const s = await start();
+      s.failWith(() =>
+        Object.assign(new Error('14 UNAVAILABLE: busy'), {
+          code: status.UNAVAILABLE,
+          details: 'busy',
+          metadata: metadataOf({ 'grpc-retry-pushback-ms': given }),
+        }),
+      );
+      const out = await unary(s.c, { text: 'a' });
+      expect(out.code).toBe(status.UNAVAILABLE);
+      expect(out.trailers['spillway-retry']).toBe('later');
+      expect(out.trailers['grpc-retry-pushback-ms']).toBe(stated);
+    },
+  );
 
   it('passes an ordinary failure through as grpc-js answers it', async () => {
     const s = await start();
