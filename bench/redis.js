@@ -319,6 +319,7 @@ try {
     p50Ms: +med(xs, (x) => x.p50).toFixed(3),
     p99Ms: +med(xs, (x) => x.p99).toFixed(3),
     worstP99Ms: +Math.max(...xs.map((x) => x.p99)).toFixed(3),
+    p99MsByRound: xs.map((x) => +x.p99.toFixed(3)),
     eventLoopP99Ms: +med(xs, (x) => x.loopP99).toFixed(2),
   }));
   report.leases = leaseContenders.map((n) => ({
