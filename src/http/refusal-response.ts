@@ -36,10 +36,10 @@ export interface RefusalResponse {
  * cost, and under overload refusals come in runs with the same reason, wait and quota fields
  * (the stated wait is in whole ms, or whole seconds from 10 s, and a refused client's fields
  * change once a second), so the last set built for each reason is kept and reused while all of
- * these stay the same. One set per
- * reason, not one in all: refusals of different reasons interleave (an escalated client's
- * `blocked` between polite clients' `quota`, a `capacity` 503 among 429s), and with a single
- * set each change of reason rebuilt the strings of the next refusal.
+ * these stay the same. One set per reason, not one in all: refusals of different reasons
+ * interleave (an escalated client's `blocked` between polite clients' `quota`, a `capacity` 503
+ * among 429s), and with a single set each change of reason rebuilt the strings of the next
+ * refusal.
  */
 interface Strings {
   readonly reason: RefusalReason;
