@@ -7,6 +7,7 @@
  * @module
  */
 import type { RetrySignal } from '../index.js';
+import { retryAfterSeconds } from './codecs.js';
 import { defaultHeaderNames, type HeaderNames } from './header-names.js';
 import { fixedLines, rateLimitLines, retryAfterField } from './header-lines.js';
 import {
@@ -182,7 +183,7 @@ const wholeSecondsFromMs = 10_000;
 export function statedWaitMs(retryAfterMs: number | undefined): number {
   const ms = Math.ceil(retryAfterMs ?? 1000);
   if (!(ms >= 1)) return 1;
-  return ms < wholeSecondsFromMs ? ms : Math.ceil(ms / 1000) * 1000;
+  return ms < wholeSecondsFromMs ? ms : retryAfterSeconds(ms) * 1000;
 }
 
 /** The strings for `key`; `refusal` for its detail and whether its policy field needs a check. */
