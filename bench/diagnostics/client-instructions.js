@@ -39,6 +39,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { compilerFunction } from '../lib/callgrind.js';
 import { fetchCases, stubCases, stubReference } from '../lib/client-cases.js';
 import { startOkServer } from '../lib/ok-server.js';
 import { median } from '../lib/stats.js';
@@ -63,12 +64,10 @@ const { values } = parseArgs({
 // during it, so here it is 50 s (the bare and the Spillway rows both send five digits).
 const deadlineMs = 50_000;
 
-// V8's garbage collector and optimizing compiler, by function name (their C++ is symbolized in
-// Node's binary; JIT code, builtins and the rest of the runtime are not matched). Each
-// scavenge also walks the startup and shared object caches as roots (IterateObjectCache, a
-// large share of a scavenge, called only from Heap::IterateRoots).
-const compilerFunction =
-  /v8::internal::(compiler::|Compiler::|Runtime_Compile|OptimizedCompilationInfo|Zone::|AccountingAllocator|turboshaft::|SourcePositionTable|CodeGenerator|BytecodeGraphBuilder)/;
+// V8's garbage collector by function name (the compiler's, compilerFunction, is lib/callgrind's;
+// JIT code, builtins and the rest of the runtime are not matched). Each scavenge also walks the
+// startup and shared object caches as roots (IterateObjectCache, a large share of a scavenge,
+// called only from Heap::IterateRoots).
 const gcFunction =
   /v8::internal::\S*(Scaveng|Sweep|Mark|Evacuat|GCTracer|Heap::|Pretenuring|Remembered|SlotSet|Compactor|BodyDescriptor|MemoryChunk|FreeList|MinorGC|SemiSpace|NewSpace|PagedSpace|LargeObjectSpace|RootVisitor|WeakObjects|LocalHeap)|heap::base::|cppgc::|v8::platform::Default|v8::internal::\(anonymous namespace\)::IterateObjectCache|SerializerDeserializer::Iterate/;
 

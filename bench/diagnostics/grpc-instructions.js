@@ -14,6 +14,7 @@ import {
   countInstructions,
   message,
   requireValgrind,
+  stillCompilingNote,
   twoAtATime,
 } from '../lib/callgrind.js';
 import { grpcBase, pickGrpcCases } from '../lib/grpc-cases.js';
@@ -42,7 +43,7 @@ const counts = callgrindDir('grpc');
 
 async function count(kind) {
   const script = new URL('../lib/grpc-servers.js', import.meta.url).pathname;
-  const { instructions, collector, result } = await countInstructions(
+  const { instructions, collector, compiler, result } = await countInstructions(
     { dir: counts.dir, label: kind, args: [script, kind, values.dist] },
     async (child, zero) => {
       const { port, hold } = await message(child, (m) => m.port !== undefined);
@@ -57,11 +58,20 @@ async function count(kind) {
       return [...load.counts.entries()].map(([c, n]) => `${statusName(c)}×${n}`).join(' ');
     },
   );
-  return { perCall: instructions / calls, gc: collector / calls, statuses: result };
+  return {
+    perCall: instructions / calls,
+    gc: collector / calls,
+    compiler: compiler / calls,
+    statuses: result,
+  };
 }
 
 const results = await twoAtATime(cases, count);
 counts.done();
+const notWarm = stillCompilingNote(
+  cases.map((name) => ({ name, total: results.get(name).perCall, ...results.get(name) })),
+  'call',
+);
 
 const base = results.get(grpcBase);
 const rows = cases.map((kind) => {
@@ -78,7 +88,7 @@ const rows = cases.map((kind) => {
 if (values.json) {
   console.log(
     JSON.stringify(
-      { node: process.version, dist: values.dist, calls, warmup, concurrency, rows },
+      { node: process.version, dist: values.dist, calls, warmup, concurrency, rows, notWarm },
       null,
       2,
     ),
@@ -96,4 +106,5 @@ if (values.json) {
       `| ${r.kind} | ${r.instructionsPerCall.toLocaleString('en')} | ${r.ratio.toFixed(3)} | ${r.collectorPerCall.toLocaleString('en')} | ${r.withoutCollectorRatio.toFixed(3)} | ${r.statuses} |`,
     );
   }
+  if (notWarm !== '') console.log(`\n${notWarm}`);
 }

@@ -16,6 +16,7 @@ import {
   countInstructions,
   message,
   requireValgrind,
+  stillCompilingNote,
   twoAtATime,
 } from '../lib/callgrind.js';
 import { holdOneSlot } from '../lib/hold-slot.js';
@@ -85,7 +86,7 @@ function open(port) {
 
 async function count(kind) {
   const script = new URL('../lib/http-servers.js', import.meta.url).pathname;
-  const { instructions, collector } = await countInstructions(
+  const { instructions, collector, compiler } = await countInstructions(
     { dir: counts.dir, label: kind, args: [script, kind, values.dist] },
     async (child, zero) => {
       const { port, hold } = await message(child, (m) => m.port !== undefined);
@@ -98,26 +99,35 @@ async function count(kind) {
       holder?.destroy();
     },
   );
-  return { total: instructions / requests, gc: collector / requests };
+  return {
+    total: instructions / requests,
+    gc: collector / requests,
+    compiler: compiler / requests,
+  };
 }
 
 const results = await twoAtATime(cases, count);
 counts.done();
+const notWarm = stillCompilingNote(
+  cases.map((name) => ({ name, ...results.get(name) })),
+  'response',
+);
 
 const bare = results.get('bare 503');
 const rows = cases.map((kind) => {
-  const { total, gc } = results.get(kind);
+  const { total, gc, compiler } = results.get(kind);
   return {
     kind,
     instructionsPerResponse: Math.round(total),
     ratio: total / bare.total,
     collectorPerResponse: Math.round(gc),
+    compilerPerResponse: Math.round(compiler),
     withoutCollector: Math.round(total - gc),
     withoutCollectorRatio: (total - gc) / (bare.total - bare.gc),
   };
 });
 if (values.json) {
-  console.log(JSON.stringify({ node: process.version, requests, warmup, rows }, null, 2));
+  console.log(JSON.stringify({ node: process.version, requests, warmup, rows, notWarm }, null, 2));
 } else {
   console.log(
     `Node ${process.version}; user-space instructions per response, ${warmup} warm-up and ${requests} counted requests per server.\n`,
@@ -131,4 +141,5 @@ if (values.json) {
       `| ${r.kind} | ${r.instructionsPerResponse.toLocaleString('en')} | ${r.ratio.toFixed(3)} | ${r.collectorPerResponse.toLocaleString('en')} | ${r.withoutCollector.toLocaleString('en')} | ${r.withoutCollectorRatio.toFixed(3)} |`,
     );
   }
+  if (notWarm !== '') console.log(`\n${notWarm}`);
 }

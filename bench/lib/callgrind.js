@@ -7,6 +7,10 @@
 // its size follows measured throughput and runs of one build would collect more or less often.
 // The collector's own functions are counted apart: a scavenge is one large lump, and whether
 // one lands among the counted calls can move a total by more than a change being looked for.
+// So are V8's optimizing compilers': code that is still being compiled in the counted window was
+// not warmed up (V8 tiers a function up after a number of calls, which on Node 24 can be more
+// than a diagnostic's default warm-up gives a rarely branching path), and its count is the cost
+// of a process still starting, not of the path.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,8 +42,8 @@ export function callgrindDir(name) {
  * Runs `node <args>` under callgrind (its files in `dir`, named after `label`) with an IPC
  * channel, and `drive(child, zero)`: it warms the process up, calls `zero()` (the counters start
  * from there) and does the counted work. Then the counts are dumped and the process killed.
- * Resolves with `{ instructions, collector, result }` — the counted totals and what `drive`
- * returned; rejects if the process exits first.
+ * Resolves with `{ instructions, collector, compiler, result }` — the counted totals and what
+ * `drive` returned; rejects if the process exits first.
  */
 export async function countInstructions({ dir, label, args }, drive) {
   const prefix = label.replace(/\W+/g, '_');
@@ -70,7 +74,7 @@ export async function countInstructions({ dir, label, args }, drive) {
     readdirSync(dir).find((f) => f.startsWith(`${prefix}.${child.pid}.`)),
   );
   const summary = /^summary: (\d+)$/m.exec(readFileSync(file, 'utf8'));
-  return { instructions: Number(summary[1]), collector: collectorShare(file), result };
+  return { instructions: Number(summary[1]), ...collectorAndCompiler(file), result };
 }
 
 /** The first IPC message from `child` for which `pick(message)` is true. */
@@ -90,8 +94,18 @@ export function message(child, pick) {
 const collector =
   /v8::internal::(Scaveng|Mark|Sweeper|Heap::|ConcurrentMarking|IncrementalMarking|Evacuat|RememberedSet|PretenuringHandler|LiveObjectRange|BodyDescriptor|HeapObject::SizeFromMap|SemiSpace|PagedSpace|MemoryAllocator|ArrayBufferSweeper|GlobalHandles|\w*Visitor)|heap::base::|Builtins_RecordWrite/;
 
-/** Instructions the collector's own functions executed in `file` (callgrind_annotate, self cost). */
-function collectorShare(file) {
+/**
+ * V8's optimizing compilers (TurboFan, Turboshaft, Maglev) and their memory, by function name:
+ * their C++ is symbolized in Node's binary; JIT code and builtins are not matched.
+ */
+export const compilerFunction =
+  /v8::internal::(compiler::|Compiler::|Runtime_Compile|OptimizedCompilationInfo|Zone::|AccountingAllocator|turboshaft::|maglev::|SourcePositionTable|CodeGenerator|BytecodeGraphBuilder)/;
+
+/**
+ * Instructions the collector's own functions and the optimizing compilers executed in `file`
+ * (callgrind_annotate, self cost): `{ collector, compiler }`, NaN if it could not be read.
+ */
+function collectorAndCompiler(file) {
   let out;
   try {
     out = execFileSync('callgrind_annotate', ['--threshold=100', '--inclusive=no', file], {
@@ -99,14 +113,38 @@ function collectorShare(file) {
       maxBuffer: 256 * 1024 * 1024,
     });
   } catch {
-    return NaN;
+    return { collector: NaN, compiler: NaN };
   }
-  let sum = 0;
+  let gc = 0;
+  let compile = 0;
   for (const line of out.split('\n')) {
     const m = /^\s*([\d,]+)\s+\([^)]*\)\s+(.*)$/.exec(line);
-    if (m && collector.test(m[2])) sum += Number(m[1].replaceAll(',', ''));
+    if (m === null) continue;
+    const ir = Number(m[1].replaceAll(',', ''));
+    if (collector.test(m[2])) gc += ir;
+    else if (compilerFunction.test(m[2])) compile += ir;
   }
-  return sum;
+  return { collector: gc, compiler: compile };
+}
+
+/**
+ * A line naming the rows (`{ name, compiler, total }`, instructions per `unit`: 'response',
+ * 'call') whose counted window still compiled more than 1 % of its instructions, with what to
+ * do; empty when none did.
+ */
+export function stillCompilingNote(rows, unit) {
+  const late = rows.filter((r) => r.compiler > 0.01 * r.total);
+  if (late.length === 0) return '';
+  const named = late
+    .map(
+      (r) =>
+        `${r.name} (${Math.round(r.compiler).toLocaleString('en')} of its ${Math.round(r.total).toLocaleString('en')} instructions a ${unit})`,
+    )
+    .join(', ');
+  return (
+    `Not warmed up: V8 was still compiling in the counted window of ${named}; ` +
+    'those counts include unoptimized code and the compiler. Rerun with a longer --warmup.'
+  );
 }
 
 /**
