@@ -7,10 +7,10 @@
 // its size follows measured throughput and runs of one build would collect more or less often.
 // The collector's own functions are counted apart: a scavenge is one large lump, and whether
 // one lands among the counted calls can move a total by more than a change being looked for.
-// So are V8's optimizing compilers': code that is still being compiled in the counted window was
-// not warmed up (V8 tiers a function up after a number of calls, which on Node 24 can be more
-// than a diagnostic's default warm-up gives a rarely branching path), and its count is the cost
-// of a process still starting, not of the path.
+// So are V8's optimizing compilers': a path still being compiled in the counted window was not
+// warmed up (V8 tiers a function up after a number of calls, which on Node 24 took more requests
+// than a diagnostic's default warm-up), and its count is that of a process still starting, not
+// of the path.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
