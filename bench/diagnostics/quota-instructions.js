@@ -11,6 +11,7 @@ import {
   countInstructions,
   message,
   requireValgrind,
+  stillCompilingNote,
   twoAtATime,
 } from '../lib/callgrind.js';
 import { admitCases, quotas } from '../lib/quota-cases.js';
@@ -32,7 +33,7 @@ const child = new URL('../lib/quota-cases.js', import.meta.url).pathname;
 
 async function count([kind, name]) {
   const args = [child, kind, name, values.dist, values.warmup, String(calls)];
-  const { instructions } = await countInstructions(
+  const { instructions, compiler } = await countInstructions(
     { dir: counts.dir, label: `${kind}_${name}`, args },
     async (p, zero) => {
       await message(p, (m) => m.ready === true);
@@ -42,7 +43,7 @@ async function count([kind, name]) {
       await done;
     },
   );
-  return instructions / calls;
+  return { total: instructions / calls, compiler: compiler / calls };
 }
 
 const kinds = values.only === undefined ? ['admit', 'decide'] : [values.only];
@@ -51,8 +52,12 @@ const jobs = [
   ...Object.keys(quotas).map((name) => ['decide', name]),
 ].filter(([kind]) => kinds.includes(kind));
 const byJob = await twoAtATime(jobs, count, (job) => job[1]);
-const results = new Map([...byJob].map(([job, v]) => [job.join(':'), v]));
+const results = new Map([...byJob].map(([job, v]) => [job.join(':'), v.total]));
 counts.done();
+const notWarm = stillCompilingNote(
+  [...byJob].map(([job, v]) => ({ name: job.join(':'), ...v })),
+  'call',
+);
 
 const out = [
   `Node ${process.version}; instructions per call (user space), ${values.warmup} warm-up calls, then ${calls} counted. Build: ${values.dist}.`,
@@ -73,5 +78,6 @@ for (const kind of kinds) {
   }
   out.push('');
 }
+if (notWarm !== '') out.push(notWarm);
 if (values.json) console.log(JSON.stringify(Object.fromEntries(results), null, 2));
 else console.log(out.join('\n'));
