@@ -67,14 +67,30 @@ export async function countInstructions({ dir, label, args }, drive) {
     execFileSync('callgrind_control', [what, String(child.pid)], { stdio: 'ignore' });
   const result = await Promise.race([drive(child, () => control('--zero')), exited]);
   control('--dump');
+  // callgrind_control returns once the dump is asked for, not written: killed before it is
+  // complete, the process leaves a truncated file or none.
+  const { file, text } = await dumpOf(dir, `${prefix}.${child.pid}.`);
   child.removeAllListeners('exit');
   child.kill('SIGKILL');
-  const file = join(
-    dir,
-    readdirSync(dir).find((f) => f.startsWith(`${prefix}.${child.pid}.`)),
-  );
-  const summary = /^summary: (\d+)$/m.exec(readFileSync(file, 'utf8'));
+  const summary = /^summary: (\d+)$/m.exec(text);
   return { instructions: Number(summary[1]), ...collectorAndCompiler(file), result };
+}
+
+/**
+ * The dump in `dir` whose name starts with `start`, once callgrind has finished writing it (its
+ * last line, `totals:`, is there): looked for every 50 ms, for 30 s at most.
+ */
+async function dumpOf(dir, start) {
+  for (let tries = 0; tries < 600; tries++) {
+    const name = readdirSync(dir).find((f) => f.startsWith(start));
+    if (name !== undefined) {
+      const file = join(dir, name);
+      const text = readFileSync(file, 'utf8');
+      if (/^totals: \d+$/m.test(text)) return { file, text };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`callgrind wrote no complete dump named ${start}* in ${dir} within 30 s`);
 }
 
 /** The first IPC message from `child` for which `pick(message)` is true. */
