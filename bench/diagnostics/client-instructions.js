@@ -34,12 +34,12 @@
 // Usage: node bench/diagnostics/client-instructions.js [--requests 1000] [--warmup 4000]
 //          [--windows 3] [--only a,b] [--together] [--dist other/dist] [--json]
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { compilerFunction } from '../lib/callgrind.js';
+import { compilerFunction, dumpOf, selfCosts } from '../lib/callgrind.js';
 import { fetchCases, stubCases, stubReference } from '../lib/client-cases.js';
 import { startOkServer } from '../lib/ok-server.js';
 import { median } from '../lib/stats.js';
@@ -209,12 +209,15 @@ async function main() {
         await next(); // done
         const before = new Set(readdirSync(dir));
         execFileSync('callgrind_control', ['--dump', String(child.pid)], { stdio: 'ignore' });
-        const file = readdirSync(dir).find(
+        const { file, text } = await dumpOf(
+          dir,
           (f) => f.startsWith(`${prefix}.${child.pid}.`) && !before.has(f),
         );
-        if (file === undefined) throw new Error(`no callgrind dump for ${group[c]}`);
-        const summary = /^summary: (\d+)$/m.exec(readFileSync(join(dir, file), 'utf8'));
-        const { compile, gc } = compileAndGc(join(dir, file));
+        const summary = /^summary: (\d+)$/m.exec(text);
+        const { compile, gc } = selfCosts(file, [
+          ['compile', compilerFunction],
+          ['gc', gcFunction],
+        ]);
         const total = Number(summary[1]);
         const calls = requests * scale;
         perCall[c].push({
@@ -338,30 +341,4 @@ async function main() {
       );
     }
   }
-}
-
-/**
- * Instructions a dump spent in V8's optimizing compiler and in its garbage collector: the
- * exclusive cost of every function matched by name, read with callgrind_annotate.
- */
-function compileAndGc(file) {
-  const out = execFileSync('callgrind_annotate', ['--threshold=100', '--inclusive=no', file], {
-    encoding: 'utf8',
-    maxBuffer: 256 * 1024 * 1024,
-  });
-  let compile = 0;
-  let gc = 0;
-  let listed = false;
-  for (const line of out.split('\n')) {
-    if (!listed) {
-      listed = line.includes('file:function');
-      continue;
-    }
-    const m = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line);
-    if (m === null) continue;
-    const ir = Number(m[1].replaceAll(',', ''));
-    if (compilerFunction.test(m[2])) compile += ir;
-    else if (gcFunction.test(m[2])) gc += ir;
-  }
-  return { compile, gc };
 }

@@ -67,9 +67,8 @@ export async function countInstructions({ dir, label, args }, drive) {
     execFileSync('callgrind_control', [what, String(child.pid)], { stdio: 'ignore' });
   const result = await Promise.race([drive(child, () => control('--zero')), exited]);
   control('--dump');
-  // callgrind_control returns once the dump is asked for, not written: killed before it is
-  // complete, the process leaves a truncated file or none.
-  const { file, text } = await dumpOf(dir, `${prefix}.${child.pid}.`);
+  // Killed before its dump is complete, the process would leave a truncated file or none.
+  const { file, text } = await dumpOf(dir, (f) => f.startsWith(`${prefix}.${child.pid}.`));
   child.removeAllListeners('exit');
   child.kill('SIGKILL');
   const summary = /^summary: (\d+)$/m.exec(text);
@@ -77,12 +76,13 @@ export async function countInstructions({ dir, label, args }, drive) {
 }
 
 /**
- * The dump in `dir` whose name starts with `start`, once callgrind has finished writing it (its
- * last line, `totals:`, is there): looked for every 50 ms, for 30 s at most.
+ * The dump in `dir` whose name `pick` accepts, once callgrind has finished writing it (its last
+ * line, `totals:`, is there): `{ file, text }`, looked for every 50 ms, for 30 s at most.
+ * `callgrind_control --dump` returns when the dump is asked for, not when it is written.
  */
-async function dumpOf(dir, start) {
+export async function dumpOf(dir, pick) {
   for (let tries = 0; tries < 600; tries++) {
-    const name = readdirSync(dir).find((f) => f.startsWith(start));
+    const name = readdirSync(dir).find(pick);
     if (name !== undefined) {
       const file = join(dir, name);
       const text = readFileSync(file, 'utf8');
@@ -90,7 +90,7 @@ async function dumpOf(dir, start) {
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error(`callgrind wrote no complete dump named ${start}* in ${dir} within 30 s`);
+  throw new Error(`callgrind wrote no complete dump in ${dir} within 30 s`);
 }
 
 /** The first IPC message from `child` for which `pick(message)` is true. */
@@ -118,10 +118,23 @@ export const compilerFunction =
   /v8::internal::(compiler::|Compiler::|Runtime_Compile|OptimizedCompilationInfo|Zone::|AccountingAllocator|turboshaft::|maglev::|SourcePositionTable|CodeGenerator|BytecodeGraphBuilder)/;
 
 /**
- * Instructions the collector's own functions and the optimizing compilers executed in `file`
- * (callgrind_annotate, self cost): `{ collector, compiler }`, NaN if it could not be read.
+ * Instructions the collector's own functions and the optimizing compilers executed in `file`:
+ * `{ collector, compiler }`.
  */
 function collectorAndCompiler(file) {
+  return selfCosts(file, [
+    ['collector', collector],
+    ['compiler', compilerFunction],
+  ]);
+}
+
+/**
+ * The exclusive cost (callgrind_annotate) of the functions in `file` matched by name, summed per
+ * group: `groups` is `[[name, pattern], …]`, a function counted in the first group it matches.
+ * Every sum is NaN if the file could not be read.
+ */
+export function selfCosts(file, groups) {
+  const sums = Object.fromEntries(groups.map(([name]) => [name, 0]));
   let out;
   try {
     out = execFileSync('callgrind_annotate', ['--threshold=100', '--inclusive=no', file], {
@@ -129,18 +142,22 @@ function collectorAndCompiler(file) {
       maxBuffer: 256 * 1024 * 1024,
     });
   } catch {
-    return { collector: NaN, compiler: NaN };
+    for (const name of Object.keys(sums)) sums[name] = NaN;
+    return sums;
   }
-  let gc = 0;
-  let compile = 0;
+  let listed = false;
   for (const line of out.split('\n')) {
+    // The function list starts after its header; above it, the program's totals.
+    if (!listed) {
+      listed = line.includes('file:function');
+      continue;
+    }
     const m = /^\s*([\d,]+)\s+\([^)]*\)\s+(.*)$/.exec(line);
     if (m === null) continue;
-    const ir = Number(m[1].replaceAll(',', ''));
-    if (collector.test(m[2])) gc += ir;
-    else if (compilerFunction.test(m[2])) compile += ir;
+    const group = groups.find(([, pattern]) => pattern.test(m[2]));
+    if (group !== undefined) sums[group[0]] += Number(m[1].replaceAll(',', ''));
   }
-  return { collector: gc, compiler: compile };
+  return sums;
 }
 
 /**

@@ -96,7 +96,12 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const one = kind === 'decide' ? decideOne(lib, name) : admitOne(lib, name);
   for (let k = 0; k < Number(warmup); k++) one();
   process.send({ ready: true });
-  process.once('message', () => {
+  // A listener kept (not `once`): with none, Node lets go of the IPC channel and the process
+  // exits, racing the count's dump request.
+  let ran = false;
+  process.on('message', () => {
+    if (ran) return;
+    ran = true;
     for (let k = 0; k < Number(calls); k++) one();
     process.send({ done: true });
   });
