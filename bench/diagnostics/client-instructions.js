@@ -40,7 +40,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { compilerFunction, dumpOf, selfCosts } from '../lib/callgrind.js';
-import { fetchCases, stubCases, stubReference } from '../lib/client-cases.js';
+import { ambientCase, fetchCases, stubCases, stubReference } from '../lib/client-cases.js';
 import { startOkServer } from '../lib/ok-server.js';
 import { median } from '../lib/stats.js';
 
@@ -86,6 +86,7 @@ const isStub = (name) => name.startsWith('stub: ');
 const cases = {
   ...fetchCases({
     loadDependency: async () => (await importClient()).dependency,
+    loadRunInContext: async () => (await importClient()).runInContext,
     deadlineMs,
   }),
   ...stubCases({ loadDependency: async () => (await importClient()).dependency, deadlineMs }),
@@ -133,8 +134,11 @@ async function main() {
     process.exit(2);
   }
   const wanted = values.only?.split(',');
+  // The ambient case runs only when named (see client-cases.js).
   const picked = Object.keys(cases).filter(
-    (c) => wanted === undefined || c === bareCase || wanted.some((w) => c.includes(w)),
+    (c) =>
+      (c !== ambientCase || wanted?.some((w) => c.includes(w)) === true) &&
+      (wanted === undefined || c === bareCase || wanted.some((w) => c.includes(w))),
   );
   // A stub row means something only beside the stub reference.
   const names = Object.keys(cases).filter(
