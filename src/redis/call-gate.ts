@@ -77,8 +77,10 @@ interface Call {
   readonly keys: (string | number)[];
   readonly args: (string | number)[];
   readonly mixed: boolean;
-  /** Told each item's reply (its numbers, or the failure), in order. */
-  readonly items: ((result: number[] | CallFailure) => void)[];
+  /** Each item's `finish`, told its reply (its numbers, or the failure), in order. */
+  readonly items: ((result: number[] | CallFailure) => unknown)[];
+  /** Each item's promise's resolve, given what its `finish` returned. */
+  readonly resolves: ((value: unknown) => void)[];
   done: boolean;
 }
 
@@ -106,6 +108,12 @@ export class CallGate {
   // and hash slot on a cluster, where one script's keys must share a slot).
   readonly #open = new Map<unknown, Call>();
   readonly #sendOpen = (): void => this.#flush();
+  // One executor for every item's promise, leaving its resolve here: a closure per item (and
+  // another to resolve with `finish`'s answer) was most of what a decision left to collect.
+  #resolve: (value: unknown) => void = () => {};
+  readonly #capture = (resolve: (value: unknown) => void): void => {
+    this.#resolve = resolve;
+  };
 
   constructor(settings: CallGateSettings) {
     this.#s = settings;
@@ -179,9 +187,9 @@ export class CallGate {
     }
     this.#inFlight++;
     const call = c;
-    const done = new Promise<T>((resolve) => {
-      call.items.push((r) => resolve(finish(r)));
-    });
+    const done = new Promise<T>(this.#capture as (resolve: (value: T) => void) => void);
+    call.items.push(finish);
+    call.resolves.push(this.#resolve);
     push(call.keys, request.keys);
     push(call.args, request.args);
     if (!batch) this.#send(call);
@@ -204,6 +212,7 @@ export class CallGate {
       args: [],
       mixed: request.mixed === true,
       items: [],
+      resolves: [],
       done: false,
     };
     this.#pending.push(c);
@@ -270,15 +279,19 @@ export class CallGate {
     }
     if (this.#breaker.success()) s.onBreaker('closed');
     if (width === undefined) {
-      c.items[0]!(numbers);
+      c.resolves[0]!(c.items[0]!(numbers));
       return;
     }
-    for (let i = 0; i < n; i++) c.items[i]!(numbers.slice(i * width, i * width + width));
+    for (let i = 0; i < n; i++) {
+      c.resolves[i]!(c.items[i]!(numbers.slice(i * width, i * width + width)));
+    }
   }
 
   /** Each item of `c` fails, as a call of its own would (the breaker counts each). */
   #failAll(c: Call, failure: CallFailure, now: number): void {
-    for (const item of c.items) item(this.#fail(failure, now));
+    for (let i = 0; i < c.items.length; i++) {
+      c.resolves[i]!(c.items[i]!(this.#fail(failure, now)));
+    }
   }
 
   #fail(failure: CallFailure, now: number): CallFailure {

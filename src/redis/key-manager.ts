@@ -19,8 +19,7 @@ import {
   gcraAdjustScript,
   slidingWindowAdjustScript,
 } from './key-scripts.js';
-import { takeAsk, type RateAsk } from './rate-ask.js';
-import { cacheKeyOf } from './rate-decider.js';
+import { cacheKeyOf, takeAsk, type RateAsk } from './rate-ask.js';
 import type { StoreSettings } from './redis-store-options.js';
 import { StoreUnavailableError } from './store-unavailable-error.js';
 

@@ -3,7 +3,7 @@
 // ids are built from separators, escapes or another id's digest.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeKeyPart, hashTag, redisKey } from './keys.js';
+import { encodeKeyPart, hashTag, redisKey, redisKeyFor } from './keys.js';
 
 const key = ([name, id]: readonly [string, string]): string => redisKey('p', { name, id }, 'gcra');
 
@@ -24,6 +24,16 @@ describe('key layout', () => {
         expect(k.split('}').length).toBe(2);
         expect(hashTag(k)).toBe(`${encodeKeyPart(name)}:${encodeKeyPart(id)}`);
       }),
+    );
+  });
+
+  it('redisKeyFor builds the same key as redisKey, for every name, id and kind', () => {
+    const kind = fc.constantFrom('gcra', 'fw', 'sw', 'lease:z', 'pb:s');
+    fc.assert(
+      fc.property(tricky, tricky, tricky, kind, (prefix, name, id, k) => {
+        expect(redisKeyFor(prefix, name, k)(id)).toBe(redisKey(prefix, { name, id }, k));
+      }),
+      { numRuns: 300 },
     );
   });
 

@@ -49,6 +49,16 @@ export function redisKey(prefix: string, scope: KeyScope, kind: KeyKind): string
   return `${prefix}:{${encodeKeyPart(scope.name)}:${encodeKeyPart(scope.id)}}:${kind}`;
 }
 
+/**
+ * {@link redisKey} with the prefix, name and kind fixed: each id's key is then one
+ * concatenation, the name encoded once (the decision path builds a key per decision).
+ */
+export function redisKeyFor(prefix: string, name: string, kind: KeyKind): (id: string) => string {
+  const head = `${prefix}:{${encodeKeyPart(name)}:`;
+  const tail = `}:${kind}`;
+  return (id) => head + encodeKeyPart(id) + tail;
+}
+
 /** The hash tag of a key: the text between its first `{` and the next `}`. */
 export function hashTag(key: string): string | undefined {
   const open = key.indexOf('{');

@@ -8,14 +8,8 @@
 import { SpillwayArgumentError } from '../core/errors/argument-error.js';
 import type { RateDecision } from '../core/rate-store/rate-store.js';
 import { isFailure, type CallFailure, type CallGate } from './call-gate.js';
-import { redisKey } from './keys.js';
-import type { RateAsk } from './rate-ask.js';
+import type { PreparedAsk } from './ask-memo.js';
 import type { StoreSettings } from './redis-store-options.js';
-
-/** Local caches are keyed by the limit too, so a changed limit never meets old entries. */
-export function cacheKeyOf(redisKeyName: string, ask: RateAsk): string {
-  return `${redisKeyName}\u0000${ask.limit}\u0000${ask.period}`;
-}
 
 /** How often each part of the path answered, since creation. */
 export interface DecisionCounts {
@@ -52,7 +46,7 @@ export class RateDecider {
   }
 
   /** `ask` for `n` on `key`. Throws on bad arguments; otherwise never rejects. */
-  decide(key: string, n: number, ask: RateAsk): Promise<RateDecision> {
+  decide(key: string, n: number, ask: PreparedAsk): Promise<RateDecision> {
     if (typeof key !== 'string') throw new SpillwayArgumentError('key', 'a string', key);
     const limit = ask.limit;
     if (!Number.isSafeInteger(limit) || limit < 1) {
@@ -62,8 +56,8 @@ export class RateDecider {
       throw new SpillwayArgumentError('n', `an integer from 1 to ${limit}`, n);
     }
     const s = this.#s;
-    const redisKeyName = redisKey(s.prefix, { name: ask.name, id: key }, ask.kind);
-    const cacheKey = cacheKeyOf(redisKeyName, ask);
+    const redisKeyName = ask.keyOf(key);
+    const cacheKey = redisKeyName + ask.cacheSuffix;
     const now = s.clock.now();
     if (s.deny !== undefined) {
       const wait = s.deny.check(cacheKey, n, now);
@@ -91,7 +85,7 @@ export class RateDecider {
     this.#calls++;
     return this.#gate.callThen(
       ask.script,
-      { keys: [redisKeyName], args: [String(ask.period), limit, n, want] },
+      { keys: [redisKeyName], args: [ask.periodArg, limit, n, want] },
       (r) => {
         this.#note(r);
         if (!isFailure(r)) return this.#answer(cacheKey, n, { ask, r, sentAt: now });
@@ -107,7 +101,7 @@ export class RateDecider {
   #answer(
     cacheKey: string,
     n: number,
-    at: { readonly ask: RateAsk; readonly r: number[]; readonly sentAt: number },
+    at: { readonly ask: PreparedAsk; readonly r: number[]; readonly sentAt: number },
   ): RateDecision {
     const [granted = 0, remaining = 0, retry = -1, reset = 0] = at.r;
     const limit = at.ask.limit;

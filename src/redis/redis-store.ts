@@ -19,7 +19,8 @@ import { storeDegradedChannel, storeRecoveredChannel } from '../channels/channel
 import { CallGate, isFailure, type CallFailure, type FailureKind } from './call-gate.js';
 import type { FailurePolicy } from './failure-policy.js';
 import { KeyManager } from './key-manager.js';
-import { takeAsk, windowAsk, type WindowPolicy } from './rate-ask.js';
+import { AskMemo } from './ask-memo.js';
+import type { WindowPolicy } from './rate-ask.js';
 import { RateDecider } from './rate-decider.js';
 import {
   storeSettings,
@@ -118,6 +119,7 @@ class Store implements RedisStore {
   readonly #clock: Clock;
   readonly #decider: RateDecider;
   readonly #keys: KeyManager;
+  readonly #asks: AskMemo;
   #degradedSince = -1;
   readonly #degradedE = new Emitter<DegradedEvent>();
   readonly #recoveredE = new Emitter<RecoveredEvent>();
@@ -144,6 +146,7 @@ class Store implements RedisStore {
     });
     this.#decider = new RateDecider(s, this.#gate, (r) => this.#note(r));
     this.#keys = new KeyManager(s, this.#gate, (r) => this.#note(r));
+    this.#asks = new AskMemo(s.prefix, s.algorithm);
     shareInternals(this, {
       gate: this.#gate,
       prefix: s.prefix,
@@ -180,7 +183,7 @@ class Store implements RedisStore {
   }
 
   take(key: string, n: number, policy: RatePolicy): Promise<RateDecision> {
-    return this.#decider.decide(key, n, takeAsk(this.#s.algorithm, policy));
+    return this.#decider.decide(key, n, this.#asks.take(policy));
   }
 
   peek(key: string, policy: RatePolicy): Promise<RateKeyState> {
@@ -196,11 +199,11 @@ class Store implements RedisStore {
   }
 
   fixedWindow(key: string, n: number, policy: WindowPolicy): Promise<RateDecision> {
-    return this.#decider.decide(key, n, windowAsk(policy, true));
+    return this.#decider.decide(key, n, this.#asks.window(policy, true));
   }
 
   slidingWindow(key: string, n: number, policy: WindowPolicy): Promise<RateDecision> {
-    return this.#decider.decide(key, n, windowAsk(policy, false));
+    return this.#decider.decide(key, n, this.#asks.window(policy, false));
   }
 
   #note(r: number[] | CallFailure): void {

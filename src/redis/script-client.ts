@@ -74,16 +74,29 @@ export function isNoScript(error: unknown): boolean {
   return typeof message === 'string' && message.startsWith('NOSCRIPT');
 }
 
+/**
+ * ioredis flattens array arguments one level (its `Command` takes arrays among its arguments:
+ * lodash's `flatten` in 4, `args.flat()` in 5 and 6 and in iovalkey), so keys and arguments go
+ * as the two arrays they are: spreading them would copy both into a third array, for ioredis
+ * to copy once more (a batch's arrays hold up to 16 items' worth). Its typings do not say so,
+ * hence the cast; `IoredisLike` keeps the signature users' clients are typed with.
+ */
+type FlatteningEval = (
+  ...call: [script: string, numKeys: number, keys: Arg[], args: Arg[]]
+) => Promise<unknown>;
+
 function ioredis(client: IoredisLike): ScriptClient {
+  const evalsha = client.evalsha.bind(client) as unknown as FlatteningEval;
+  const evalLua = client.eval.bind(client) as unknown as FlatteningEval;
   return {
     run(script, keys, args) {
       const n = keys.length;
-      return client.evalsha(script.sha, n, ...keys, ...args).catch((error: unknown) => {
+      return evalsha(script.sha, n, keys, args).catch((error: unknown) => {
         if (!isNoScript(error)) throw error;
-        return client.eval(script.lua, n, ...keys, ...args);
+        return evalLua(script.lua, n, keys, args);
       });
     },
-    runInOrder: (script, keys, args) => client.eval(script.lua, keys.length, ...keys, ...args),
+    runInOrder: (script, keys, args) => evalLua(script.lua, keys.length, keys, args),
     ready: () => client.status === 'ready',
     cluster: (client as { isCluster?: unknown }).isCluster === true,
   };
