@@ -41,7 +41,7 @@ if delta ~= 0 then
     redis.call('DEL', key)
     tat = now
   else
-    redis.call('SET', key, string.format('%.0f', newtat), 'PX', math.ceil((newtat - now) / 1000))
+    redis.call('SET', key, string.format('%.0f', newtat), 'PX', math.ceil((newtat - now) / 1000) + 1000)
     tat = newtat
   end
 end

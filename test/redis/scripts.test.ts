@@ -63,12 +63,20 @@ describe.skipIf(missing !== undefined)('Lua scripts (time pinned)', () => {
       expect((await gcra(k, 1, 10_000_000)).slice(0, 2)).toEqual([1, 4]);
     });
 
-    it('expires the key when the bucket is full again', async () => {
+    it('expires the key a second after the bucket is full again', async () => {
       const k = key();
       await gcra(k, 2, 0);
       const pttl = Number(await command(['PTTL', k]));
-      expect(pttl).toBeGreaterThan(0);
-      expect(pttl).toBeLessThanOrEqual(200);
+      expect(pttl).toBeGreaterThan(1_000);
+      expect(pttl).toBeLessThanOrEqual(1_200);
+    });
+
+    it('a key whose TAT has passed is a full bucket, as a missing one', async () => {
+      const k = key();
+      await gcra(k, 5, 0);
+      // Five seconds later on the script's clock (full again long before), the key still there.
+      const later = await gcra(k, 1, 5_000_000);
+      expect(later.slice(0, 2)).toEqual([1, 4]);
     });
 
     it('fractional emission intervals never admit more than the rate', async () => {
