@@ -86,17 +86,17 @@ type FlatteningEval = (
 ) => Promise<unknown>;
 
 function ioredis(client: IoredisLike): ScriptClient {
-  const evalsha = client.evalsha.bind(client) as unknown as FlatteningEval;
-  const evalLua = client.eval.bind(client) as unknown as FlatteningEval;
+  // Looked up on every call, as before: a client whose methods are wrapped later still is.
+  const c = client as unknown as { evalsha: FlatteningEval; eval: FlatteningEval };
   return {
     run(script, keys, args) {
       const n = keys.length;
-      return evalsha(script.sha, n, keys, args).catch((error: unknown) => {
+      return c.evalsha(script.sha, n, keys, args).catch((error: unknown) => {
         if (!isNoScript(error)) throw error;
-        return evalLua(script.lua, n, keys, args);
+        return c.eval(script.lua, n, keys, args);
       });
     },
-    runInOrder: (script, keys, args) => evalLua(script.lua, keys.length, keys, args),
+    runInOrder: (script, keys, args) => c.eval(script.lua, keys.length, keys, args),
     ready: () => client.status === 'ready',
     cluster: (client as { isCluster?: unknown }).isCluster === true,
   };
