@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { AskMemo, maxMemoNames, maxVariants } from './ask-memo.js';
 import { redisKey } from './keys.js';
-import { cacheKeyOf, takeAsk, windowAsk } from './rate-ask.js';
+import { takeAsk, windowAsk } from './rate-ask.js';
 
 describe('AskMemo', () => {
   it('builds the same ask, key and strings as the unprepared path', () => {
@@ -15,7 +15,7 @@ describe('AskMemo', () => {
     for (const id of ['u42', '2001:db8::1', 'a{b}', '']) {
       const key = redisKey('spw', { name: policy.name, id }, 'gcra');
       expect(ask.keyOf(id)).toBe(key);
-      expect(ask.keyOf(id) + ask.cacheSuffix).toBe(cacheKeyOf(key, ask));
+      expect(ask.keyOf(id) + ask.cacheSuffix).toBe(`${key}\u0000${ask.limit}\u0000${ask.period}`);
     }
     expect(ask.periodArg).toBe(String(1e6 / 3));
     const window = new AskMemo('spw', 'gcra').window({ name: 'w', limit: 5, windowMs: 1500 }, true);

@@ -3,7 +3,8 @@
  * the same few policies on every decision; building the ask, its key's fixed parts and the
  * strings it is sent with each time made a few hundred bytes of garbage per decision, and the
  * garbage sets how often the young generation is collected — a pause every decision in flight
- * waits out (BENCHMARKS.md, S7: p99 at half rate).
+ * waits out (BENCHMARKS.md, S7: p99 at half rate). Key management (`peek`, `reset`, `adjust`)
+ * takes its asks from here too, so it builds exactly the keys the decisions use.
  *
  * Kept per policy name and numbers: at most {@link maxMemoNames} names per kind of ask (past it
  * the oldest name leaves and is built again when it comes back), and under each name the last
@@ -18,7 +19,6 @@ import type { RatePolicy } from '../core/rate-store/rate-store.js';
 import { BoundedMap } from './bounded-map.js';
 import { redisKeyFor } from './keys.js';
 import {
-  cacheKeyOf,
   takeAsk,
   windowAsk,
   type RateAlgorithm,
@@ -93,7 +93,7 @@ export class AskMemo {
       ...ask,
       keyOf: redisKeyFor(this.#prefix, ask.name, ask.kind),
       periodArg: String(ask.period),
-      cacheSuffix: cacheKeyOf('', ask),
+      cacheSuffix: `\u0000${ask.limit}\u0000${ask.period}`,
     });
   }
 }

@@ -10,16 +10,15 @@
  * @module
  */
 import { SpillwayArgumentError } from '../core/errors/argument-error.js';
-import type { RateKeyState, RatePolicy } from '../core/rate-store/rate-store.js';
+import type { RateKeyState } from '../core/rate-store/rate-store.js';
+import type { PreparedAsk } from './ask-memo.js';
 import { isFailure, type CallFailure, type CallGate } from './call-gate.js';
-import { redisKey } from './keys.js';
 import {
   fixedWindowAdjustScript,
   forgetKeyScript,
   gcraAdjustScript,
   slidingWindowAdjustScript,
 } from './key-scripts.js';
-import { cacheKeyOf, takeAsk, type RateAsk } from './rate-ask.js';
 import type { StoreSettings } from './redis-store-options.js';
 import { StoreUnavailableError } from './store-unavailable-error.js';
 
@@ -41,13 +40,13 @@ export class KeyManager {
     this.#note = note;
   }
 
-  peek(key: string, policy: RatePolicy): Promise<RateKeyState> {
-    return this.adjust(key, 0, policy);
+  peek(key: string, ask: PreparedAsk): Promise<RateKeyState> {
+    return this.adjust(key, 0, ask);
   }
 
   /** Adds `tokens` (negative: takes them) to `key`'s bucket; 0 only reads it. */
-  async adjust(key: string, tokens: number, policy: RatePolicy): Promise<RateKeyState> {
-    const { ask, name, cacheKey } = this.#target(key, policy);
+  async adjust(key: string, tokens: number, ask: PreparedAsk): Promise<RateKeyState> {
+    const { name, cacheKey } = this.#target(key, ask);
     if (!Number.isSafeInteger(tokens)) {
       throw new SpillwayArgumentError('tokens', 'a whole number', tokens);
     }
@@ -63,21 +62,21 @@ export class KeyManager {
     return { remaining, limit: ask.limit, retryAfterMs, resetMs };
   }
 
-  async reset(key: string, policy: RatePolicy): Promise<void> {
-    const { name, cacheKey } = this.#target(key, policy);
+  async reset(key: string, ask: PreparedAsk): Promise<void> {
+    const { name, cacheKey } = this.#target(key, ask);
     this.#forgetLocally(cacheKey);
     this.#reply(await this.#gate.call(forgetKeyScript, { keys: [name], args: [] }));
     this.#forgetLocally(cacheKey);
   }
 
-  #target(key: string, policy: RatePolicy) {
+  /** `key`'s Redis key and local cache key under `ask` (as the decisions build them). */
+  #target(key: string, ask: PreparedAsk) {
     if (typeof key !== 'string') throw new SpillwayArgumentError('key', 'a string', key);
-    const ask: RateAsk = takeAsk(this.#s.algorithm, policy);
     if (!Number.isSafeInteger(ask.limit) || ask.limit < 1) {
       throw new SpillwayArgumentError('policy limit (burst)', 'a positive integer', ask.limit);
     }
-    const name = redisKey(this.#s.prefix, { name: ask.name, id: key }, ask.kind);
-    return { ask, name, cacheKey: cacheKeyOf(name, ask) };
+    const name = ask.keyOf(key);
+    return { name, cacheKey: name + ask.cacheSuffix };
   }
 
   #reply(r: number[] | CallFailure): number[] {

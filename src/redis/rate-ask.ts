@@ -81,8 +81,3 @@ function askForWindow(policy: WindowPolicy, fixed: boolean): RateAsk {
     ratePerSec: (limit * 1000) / windowMs,
   };
 }
-
-/** Local caches are keyed by the limit too, so a changed limit never meets old entries. */
-export function cacheKeyOf(redisKeyName: string, ask: RateAsk): string {
-  return `${redisKeyName}\u0000${ask.limit}\u0000${ask.period}`;
-}

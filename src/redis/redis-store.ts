@@ -187,15 +187,15 @@ class Store implements RedisStore {
   }
 
   peek(key: string, policy: RatePolicy): Promise<RateKeyState> {
-    return this.#keys.peek(key, policy);
+    return this.#keys.peek(key, this.#asks.take(policy));
   }
 
   reset(key: string, policy: RatePolicy): Promise<void> {
-    return this.#keys.reset(key, policy);
+    return this.#keys.reset(key, this.#asks.take(policy));
   }
 
   adjust(key: string, tokens: number, policy: RatePolicy): Promise<RateKeyState> {
-    return this.#keys.adjust(key, tokens, policy);
+    return this.#keys.adjust(key, tokens, this.#asks.take(policy));
   }
 
   fixedWindow(key: string, n: number, policy: WindowPolicy): Promise<RateDecision> {
