@@ -28,6 +28,7 @@ const { values } = parseArgs({
     port: { type: 'string', default: '6379' },
     json: { type: 'boolean', default: false },
     dist: { type: 'string', default: fileURLToPath(new URL('../dist', import.meta.url)) },
+    'max-batch-items': { type: 'string', default: '16' },
     child: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -43,6 +44,9 @@ and redis-semaphore (concurrency leases), interleaved round by round, on a Redis
   --port P      the Redis on 127.0.0.1 to use (default 6379; keys under spillway-bench:*,
                 deleted at the end)
   --dist DIR    load Spillway from this build instead of dist/
+  --max-batch-items N
+                the store's maxBatchItems (default 16; 4 spares Node 22 and 24 the long
+                scavenges ioredis's batches cause there, at a cost in Redis time per decision)
   --json        machine-readable output
 
 The open-loop cells (half of RateLimiterRedis's rate) each run in a fresh process, with a PING
@@ -54,6 +58,7 @@ const { redisStore } = redisModule;
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const port = Number(values.port);
+const maxBatchItems = Number(values['max-batch-items']);
 const ids = Array.from({ length: 10_000 }, (_, i) => `client-${i}`);
 const randomKey = (i) => ids[(i * 7919) % ids.length];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -112,6 +117,7 @@ async function contender(name, prefix, policy) {
     timeoutMs: 1_000,
     algorithm: name.includes('fixed') ? 'fixed-window' : 'gcra',
     denyCacheMaxKeys: name.includes('nodeny') ? 0 : 10_000,
+    maxBatchItems,
   });
   const decide = (key) => store.take(key, 1, policy);
   return { decide, close, store };
@@ -120,7 +126,7 @@ async function contender(name, prefix, policy) {
 /** A lease contender (see lib/redis-leases.js) on a client of its own. */
 async function leaseContender(name, prefix) {
   const { client, close } = await ioredis();
-  return { decide: leaseCycle(name, { client, prefix, redis: redisModule }), close };
+  return { decide: leaseCycle(name, { client, prefix, redis: redisModule, maxBatchItems }), close };
 }
 
 /**
@@ -231,6 +237,8 @@ function children(cfg, count) {
           String(port),
           '--dist',
           values.dist,
+          '--max-batch-items',
+          values['max-batch-items'],
         ]);
         child.once('message', resolve);
         child.once('error', reject);
@@ -250,6 +258,7 @@ const report = {
   node: process.version,
   seconds,
   loadAverageAtStart: loadavg().map((x) => +x.toFixed(2)),
+  maxBatchItems,
 };
 const ms = seconds * 1000;
 const wide = { name: 'wide', ratePerSec: 1e6, burst: 1e6 }; // never refuses: pure cost
@@ -444,7 +453,8 @@ if (values.json) {
   console.log(JSON.stringify(report, null, 2));
 } else {
   console.log(
-    `Redis store benchmark (S7) — ${report.machine}, Node ${report.node}, ${seconds} s per cell`,
+    `Redis store benchmark (S7) — ${report.machine}, Node ${report.node}, ${seconds} s per cell, ` +
+      `maxBatchItems ${maxBatchItems}`,
   );
   const show = (title, rows) => {
     console.log(`\n${title}`);

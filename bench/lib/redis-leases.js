@@ -8,9 +8,9 @@ export const leaseContenders = ['spillway-lease', 'redis-semaphore'];
 
 /**
  * `(key) => Promise<{ ok }>` for contender `name` on an ioredis `client`, its keys under
- * `prefix`; `redis` is the build's `spillway/redis` module.
+ * `prefix`; `redis` is the build's `spillway/redis` module; `maxBatchItems` the store's.
  */
-export function leaseCycle(name, { client, prefix, redis }) {
+export function leaseCycle(name, { client, prefix, redis, maxBatchItems = 16 }) {
   if (name === 'redis-semaphore') {
     return async (key) => {
       const s = new Semaphore(client, `${prefix}:${key}`, 5, { acquireAttemptsLimit: 1 });
@@ -19,7 +19,13 @@ export function leaseCycle(name, { client, prefix, redis }) {
       return { ok: true };
     };
   }
-  const store = redis.redisStore({ client, prefix, onError: 'closed', timeoutMs: 1_000 });
+  const store = redis.redisStore({
+    client,
+    prefix,
+    onError: 'closed',
+    timeoutMs: 1_000,
+    maxBatchItems,
+  });
   const limit = redis.redisConcurrencyLimit({ store, name: 'lease', limit: 5, maxQueue: 0 });
   return async (key) => {
     const r = await limit.acquire({ key });

@@ -47,7 +47,7 @@ function scripted(cluster = false) {
   };
 }
 
-function gate(client: ScriptClient, maxInFlight = 3, cleanupMaxQueue = 100) {
+function gate(client: ScriptClient, maxInFlight = 3, cleanupMaxQueue = 100, maxBatch = 16) {
   const clock = createVirtualClock();
   const failures: string[] = [];
   const breaker: string[] = [];
@@ -56,6 +56,7 @@ function gate(client: ScriptClient, maxInFlight = 3, cleanupMaxQueue = 100) {
     clock,
     timeoutMs: 100,
     maxInFlight,
+    maxBatch,
     breakerFailures: 2,
     breakerCooldownMs: 250,
     cleanupMaxQueue,
@@ -217,6 +218,36 @@ describe('CallGate batches', () => {
     void call(g);
     await tick();
     expect(s.calls.length).toBe(2);
+  });
+
+  it('a full batch goes at once, the rest at the end of the tick: maxBatch 3, 7 takes', async () => {
+    const s = scripted();
+    const { g } = gate(s.client, 10, 100, 3);
+    const takes = Array.from({ length: 7 }, (_, i) =>
+      g.call(gcraScript, { keys: [`k${i}`], args: [i, i, i, i] }),
+    );
+    // Two full batches are on their way before the tick ends; the seventh waits for it.
+    expect(s.calls.map((c) => c.keys)).toEqual([
+      ['k0', 'k1', 'k2'],
+      ['k3', 'k4', 'k5'],
+    ]);
+    await tick();
+    expect(s.calls.map((c) => c.keys)).toEqual([['k0', 'k1', 'k2'], ['k3', 'k4', 'k5'], ['k6']]);
+    expect(s.calls[2]!.args).toEqual([6, 6, 6, 6, '']);
+    // Each call's reply: 4 numbers per item, then Redis's time.
+    for (const c of s.calls) {
+      c.resolve([...c.keys.flatMap((k) => [1, 0, Number(k.slice(1)), 10]), 99]);
+    }
+    expect(await Promise.all(takes)).toEqual(Array.from({ length: 7 }, (_, i) => [1, 0, i, 10]));
+    expect(g.inFlight).toBe(0);
+  });
+
+  it('maxBatch 1 sends each take on its own, at once', () => {
+    const s = scripted();
+    const { g } = gate(s.client, 10, 100, 1);
+    void call(g, 'a');
+    void call(g, 'b');
+    expect(s.calls.map((c) => c.keys)).toEqual([['a'], ['b']]);
   });
 
   it('a reply of the wrong length fails every item; a timeout answers every item on time', async () => {

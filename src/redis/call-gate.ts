@@ -10,11 +10,11 @@
  *   answers or the client gives up, not until its deadline, so a stalled Redis cannot pile up
  *   commands in the client (a batch counts as many calls as it has items);
  * - batches: the takes of a batch script (rate decisions, lease acquires) made in one tick go
- *   to Redis as one call of up to 16 items, per script (and per hash slot on a cluster), run
- *   atomically item after item; each item gets its part of the reply, or the call's failure.
- *   A batch's deadline runs from its first item, and a plain call never overtakes a batch
- *   made before it. One round trip and one command for many decisions is most of what makes
- *   the store fast;
+ *   to Redis as one call of up to `maxBatch` items (16 by default), per script (and per hash
+ *   slot on a cluster), run atomically item after item; each item gets its part of the reply,
+ *   or the call's failure. A batch's deadline runs from its first item, and a plain call never
+ *   overtakes a batch made before it. One round trip and one command for many decisions is
+ *   most of what makes the store fast;
  * - a breaker that stops calling a Redis that keeps failing, and a readiness check that skips
  *   calls while the client is disconnected;
  * - a lane for clean-up (`cleanup`: releases, renewals) that is exempt from the cap and the
@@ -59,6 +59,11 @@ export interface CallGateSettings {
   readonly clock: Clock;
   readonly timeoutMs: number;
   readonly maxInFlight: number;
+  /**
+   * Most items in one batch. Several smaller batches can beat one big one: Redis runs the
+   * first while this process still builds the next (BENCHMARKS.md, S7).
+   */
+  readonly maxBatch: number;
   readonly breakerFailures: number;
   readonly breakerCooldownMs: number;
   /** Most clean-up calls waiting for a ready client; past it the oldest is dropped. */
@@ -85,12 +90,6 @@ interface Call {
 }
 
 const identity = <T>(x: T): T => x;
-
-/**
- * Most items in one batch. Several smaller batches beat one big one: Redis runs the first
- * while this process still builds the next (BENCHMARKS.md, S7).
- */
-const maxBatch = 16;
 
 /** Runs scripts under a deadline, an in-flight cap and a breaker. */
 export class CallGate {
@@ -193,7 +192,7 @@ export class CallGate {
     push(call.keys, request.keys);
     push(call.args, request.args);
     if (!batch) this.#send(call);
-    else if (call.items.length >= maxBatch) {
+    else if (call.items.length >= s.maxBatch) {
       // Full: it goes now, so Redis works on it while the rest of the tick is batched.
       this.#open.delete(group);
       this.#send(call);

@@ -136,6 +136,7 @@ class Store implements RedisStore {
       clock: s.clock,
       timeoutMs: s.timeoutMs,
       maxInFlight: s.maxInFlight,
+      maxBatch: s.maxBatchItems,
       breakerFailures: s.breakerFailures,
       breakerCooldownMs: s.breakerCooldownMs,
       cleanupMaxQueue: s.cleanupMaxQueue,

@@ -8,6 +8,7 @@ import { SpillwayConfigError } from '../core/errors/config-error.js';
 
 export {
   clockLike,
+  integerInRange,
   nonEmptyString,
   nonNegativeInteger,
   oneOf,

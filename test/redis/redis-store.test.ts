@@ -146,6 +146,18 @@ describe.skipIf(missing !== undefined).each(flavours)('redisStore over %s', (fla
     expect(s.stats().calls).toBe(calls + 1);
   });
 
+  it('small batches: the takes of one tick still decide in order, each exactly once', async () => {
+    for (const maxBatchItems of [1, 3]) {
+      const s = store({ maxBatchItems, denyCacheMaxKeys: 0 });
+      const policy = { name: name(), ratePerSec: 0.01, burst: 5 };
+      const decisions = await Promise.all(
+        Array.from({ length: 7 }, () => s.take('one-key', 1, policy)),
+      );
+      expect(decisions.map((d) => d.ok)).toEqual([true, true, true, true, true, false, false]);
+      expect(s.stats().calls).toBe(7);
+    }
+  });
+
   it('deny cache off: every decision asks Redis', async () => {
     const s = store({ denyCacheMaxKeys: 0 });
     const policy = { name: name(), ratePerSec: 0.01, burst: 1 };
@@ -360,6 +372,11 @@ describe.skipIf(missing !== undefined).each(flavours)('redisStore over %s', (fla
       /`onError` to be one of 'open', 'closed', 'local'/,
     );
     expect(() => redisStore({ client: {} as never })).toThrow(/`client`/);
+    for (const bad of [0, 65, 2.5, '4']) {
+      expect(() => redisStore({ client: c.client, maxBatchItems: bad as number })).toThrow(
+        /`maxBatchItems` to be a whole number from 1 to 64/,
+      );
+    }
     expect(() => redisConcurrencyLimit({ store: {} as never, name: 'x', limit: 1 })).toThrow(
       /`store`/,
     );

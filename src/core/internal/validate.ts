@@ -39,6 +39,18 @@ export function nonNegativeInteger(option: string, value: unknown): number {
   return value;
 }
 
+/** A safe integer in [min, max]. */
+export function integerInRange(
+  option: string,
+  value: unknown,
+  [min, max]: readonly [number, number],
+): number {
+  if (Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max) {
+    return value as number;
+  }
+  throw new SpillwayConfigError(option, `a whole number from ${min} to ${max}`, value);
+}
+
 /** A number in [min, max]. */
 export function numberInRange(
   option: string,
