@@ -166,10 +166,11 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('faults over %s', (fla
       // Fully down: from a moment after the kill until the restart.
       const down = ds.filter((d) => d.at > killedAt + 100 && d.at < restartedAt);
       expect(down.length).toBeGreaterThan(100);
+      // Listed, not counted: a failure shows when each undegraded one started and took.
       expect(
-        down.every((d) => d.degraded),
-        `${p}: degraded while down`,
-      ).toBe(true);
+        down.filter((d) => !d.degraded),
+        `${p}: degraded while down (killed at ${killedAt.toFixed(0)} ms)`,
+      ).toEqual([]);
       if (p === 'open') expect(down.every((d) => d.ok)).toBe(true);
       if (p === 'closed') {
         expect(down.every((d) => !d.ok && d.reason === 'store-unavailable')).toBe(true);
