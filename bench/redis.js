@@ -45,8 +45,8 @@ and redis-semaphore (concurrency leases), interleaved round by round, on a Redis
                 deleted at the end)
   --dist DIR    load Spillway from this build instead of dist/
   --max-batch-items N
-                the store's maxBatchItems (default 16; 4 spares Node 22 and 24 the long
-                scavenges ioredis's batches cause there, at a cost in Redis time per decision)
+                the store's maxBatchItems (default 16; 4 spares Node 24 the long scavenges
+                ioredis's batches cause there, at a cost in Redis time per decision)
   --json        machine-readable output
 
 The open-loop cells (half of RateLimiterRedis's rate) each run in a fresh process, with a PING

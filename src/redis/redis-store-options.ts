@@ -60,8 +60,8 @@ export interface RedisStoreOptions {
   /**
    * Most decisions (or lease acquires) made in one tick that go to Redis as one call; 1 sends
    * each on its own. Larger batches cost Redis less per decision; smaller ones answer sooner
-   * when Redis keeps up, and on Node 22 and 24 with ioredis they spare the process long
-   * scavenges at tens of thousands of decisions a second (docs/redis.md, "Fewer round trips").
+   * when Redis keeps up, and on Node 24 with ioredis they spare the process long scavenges at
+   * tens of thousands of decisions a second (docs/redis.md, "Fewer round trips").
    * @default 16
    */
   readonly maxBatchItems?: number;
