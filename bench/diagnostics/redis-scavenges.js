@@ -1,0 +1,240 @@
+#!/usr/bin/env node
+// A diagnostic of S7's latency target (a decision's p99 at half RateLimiterRedis's rate; the
+// verdict is bench/redis.js): what the young-generation collections cost the store under that
+// open loop. Each client runs in a process of its own under V8's --trace-gc-nvp, which prints,
+// for every scavenge, the bytes allocated since the one before, the bytes that survived it and
+// its pause. A scavenge copies what survives, so its pause grows with that; at tens of
+// thousands of decisions a second a pause of a few ms lands in the p99. Only the scavenges of
+// the counted seconds are read (after a closed-loop warm-up and one second of the same loop).
+//
+// Clients: `inprocess` answers every script in-process on the next turn of the event loop (no
+// socket, no Redis client library: what Spillway's own code keeps alive), `ioredis` and
+// `node-redis` talk to the Redis on 127.0.0.1:<port>. Node 22 and 24 are where it matters:
+//   npx -y node@24 bench/diagnostics/redis-scavenges.js
+// Usage: npm run build && node bench/diagnostics/redis-scavenges.js --help
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const clients = ['inprocess', 'ioredis', 'node-redis'];
+const { values } = parseArgs({
+  options: {
+    clients: { type: 'string', default: clients.join(',') },
+    rate: { type: 'string', default: '34000' },
+    seconds: { type: 'string', default: '4' },
+    'max-batch-items': { type: 'string', default: '16' },
+    port: { type: 'string', default: '6379' },
+    dist: { type: 'string', default: fileURLToPath(new URL('../../dist', import.meta.url)) },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+    // Internal: the measured process runs this client.
+    child: { type: 'string' },
+  },
+});
+if (values.help) {
+  console.log(`Usage: npm run build && node bench/diagnostics/redis-scavenges.js [options]
+
+Scavenges under S7's open loop, one process per client, from V8's --trace-gc-nvp: bytes
+allocated and surviving per scavenge, and its pause, beside the decisions' p99.
+
+  --clients a,b         of ${clients.join(', ')} (default: all)
+  --rate N              decisions a second, open loop (default 34000: about half of
+                        RateLimiterRedis's rate on a 2-core VM)
+  --seconds S           counted seconds (default 4)
+  --max-batch-items N   the store's maxBatchItems (default 16)
+  --port P              the Redis on 127.0.0.1 (default 6379; keys under spillway-bench:*)
+  --dist DIR            measure another build of Spillway (e.g. a copy of dist/ made before a
+                        change)
+  --json                machine-readable output
+
+Run it with the Node to look at: npx -y node@24 bench/diagnostics/redis-scavenges.js`);
+  process.exit(0);
+}
+
+function positive(name, text) {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new Error(`${name} must be a positive number, not ${text}`);
+  return n;
+}
+const rate = positive('--rate', values.rate);
+const seconds = positive('--seconds', values.seconds);
+const port = positive('--port', values.port);
+
+if (values.child !== undefined) {
+  const { redisStore } = await import(pathToFileURL(resolve(values.dist, 'redis/index.js')).href);
+  const { client, close } = await connect(values.child);
+  const prefix = `spillway-bench:scavenges:${randomBytes(3).toString('hex')}`;
+  const store = redisStore({
+    client,
+    prefix,
+    onError: 'closed',
+    timeoutMs: 1_000,
+    maxBatchItems: positive('--max-batch-items', values['max-batch-items']),
+  });
+  const policy = { name: 'wide', ratePerSec: 1e6, burst: 1e6 }; // never refuses
+  const keys = Array.from({ length: 10_000 }, (_, i) => `client-${i}`);
+  const decide = (i) => store.take(keys[(i * 7919) % keys.length], 1, policy);
+  await openLoop(decide, 1_000);
+  process.stdout.write('\nspillway-scavenges: start\n');
+  const r = await openLoop(decide, seconds * 1_000);
+  process.stdout.write(`\nspillway-scavenges: end ${JSON.stringify(r)}\n`);
+  await close(prefix);
+  process.exit(0);
+}
+
+/** S7's open loop (bench/redis.js): the decisions due each millisecond, then a 1 ms sleep. */
+async function openLoop(decide, ms) {
+  const lat = new Float64Array(Math.ceil((rate * ms) / 1000) + 1);
+  let done = 0;
+  let issued = 0;
+  let outstanding = 0;
+  const record = (t) => () => {
+    lat[done++] = performance.now() - t;
+    outstanding--;
+  };
+  const t0 = performance.now();
+  while (performance.now() - t0 < ms) {
+    const due = Math.min(lat.length, Math.floor(((performance.now() - t0) * rate) / 1000));
+    for (; issued < due; issued++) {
+      outstanding++;
+      decide(issued).then(record(performance.now()));
+    }
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  while (outstanding > 0) await new Promise((r) => setTimeout(r, 1));
+  const sorted = lat.subarray(0, done).sort();
+  return { perSec: Math.round((done * 1000) / ms), p99Ms: sorted[Math.floor(0.99 * done)] };
+}
+
+/** A client of `kind`, and how to delete its keys and close it. */
+async function connect(kind) {
+  if (kind === 'inprocess') return { client: inProcessClient(), close: async () => {} };
+  if (kind === 'ioredis') {
+    const { Redis } = await import('ioredis');
+    const c = new Redis({
+      port,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+    });
+    await c.connect();
+    return { client: c, close: async (prefix) => (await dropKeys(c, prefix), c.disconnect()) };
+  }
+  if (kind === 'node-redis') {
+    const { createClient } = await import('redis');
+    const c = createClient({ socket: { port }, disableOfflineQueue: true });
+    await c.connect();
+    const io = { keys: (p) => c.keys(p), del: (...k) => c.del(k) };
+    return { client: c, close: async (prefix) => (await dropKeys(io, prefix), c.destroy()) };
+  }
+  throw new Error(`--clients: no client ${kind} (one of ${clients.join(', ')})`);
+}
+
+async function dropKeys(c, prefix) {
+  const found = await c.keys(`${prefix}*`);
+  for (let i = 0; i < found.length; i += 500) await c.del(...found.slice(i, i + 500));
+}
+
+/**
+ * An ioredis-shaped client that answers every script on the next turn, granting each item
+ * (the GCRA script's reply: granted 1, remaining, retry -1, reset 0; then Redis's time in µs).
+ */
+function inProcessClient() {
+  let due = [];
+  const answerAll = () => {
+    const now = due;
+    due = [];
+    for (const f of now) f();
+  };
+  const later = (f) => {
+    if (due.length === 0) setImmediate(answerAll);
+    due.push(f);
+  };
+  const reply = (numKeys) => {
+    const r = [];
+    for (let i = 0; i < numKeys; i++) r.push(1, 999_999, -1, 0);
+    r.push(Date.now() * 1000);
+    return r;
+  };
+  const run = (numKeys) => new Promise((settle) => later(() => settle(reply(numKeys))));
+  return {
+    status: 'ready',
+    evalsha: (_sha, numKeys) => run(numKeys),
+    eval: (_lua, numKeys) => run(numKeys),
+  };
+}
+
+// ---- the parent: one child per client, its --trace-gc-nvp lines read ----------------------
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+function measure(kind) {
+  return new Promise((done, fail) => {
+    const args = ['--child', kind, '--rate', values.rate, '--seconds', values.seconds];
+    args.push('--max-batch-items', values['max-batch-items'], '--port', values.port);
+    const child = spawn(
+      process.execPath,
+      ['--trace-gc-nvp', fileURLToPath(import.meta.url), ...args, '--dist', values.dist],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let text = '';
+    child.stdout.on('data', (d) => (text += d));
+    child.on('error', fail);
+    child.on('exit', (code) => {
+      const start = text.indexOf('spillway-scavenges: start');
+      const endAt = text.indexOf('spillway-scavenges: end ');
+      if (code !== 0 || start < 0 || endAt < 0) {
+        fail(new Error(`${kind}: the measured process exited with ${code}\n${text.slice(-2000)}`));
+        return;
+      }
+      const loop = JSON.parse(text.slice(endAt + 24).split('\n')[0]);
+      const scavenges = [];
+      for (const line of text.slice(start, endAt).split('\n')) {
+        if (!line.includes(' gc=s ')) continue;
+        const field = (name) => Number(new RegExp(` ${name}=([0-9.]+)`).exec(line)?.[1]);
+        scavenges.push({
+          pauseMs: field('pause'),
+          allocated: field('allocated'),
+          survived: field('new_space_survived'),
+        });
+      }
+      done({
+        client: kind,
+        decisionsPerSec: loop.perSec,
+        p99Ms: +loop.p99Ms.toFixed(2),
+        scavenges: scavenges.length,
+        allocatedKB: Math.round(median(scavenges.map((s) => s.allocated)) / 1024),
+        survivedKB: Math.round(median(scavenges.map((s) => s.survived)) / 1024),
+        survivedPct: +median(scavenges.map((s) => (100 * s.survived) / s.allocated)).toFixed(2),
+        pauseMs: +median(scavenges.map((s) => s.pauseMs)).toFixed(1),
+        maxPauseMs: +Math.max(...scavenges.map((s) => s.pauseMs)).toFixed(1),
+      });
+    });
+  });
+}
+
+const rows = [];
+for (const kind of values.clients.split(',')) rows.push(await measure(kind));
+if (values.json) {
+  console.log(JSON.stringify({ node: process.version, rate, seconds, rows }, null, 2));
+} else {
+  console.log(
+    `Node ${process.version}, ${rate}/s open loop for ${seconds} s, maxBatchItems ` +
+      `${values['max-batch-items']}; medians over the counted scavenges`,
+  );
+  console.table(
+    rows.map((r) => ({
+      client: r.client,
+      'decisions/s': r.decisionsPerSec,
+      'p99 ms': r.p99Ms,
+      scavenges: r.scavenges,
+      'allocated KB': r.allocatedKB,
+      'survived KB': r.survivedKB,
+      'survived %': r.survivedPct,
+      'pause ms': r.pauseMs,
+      'max pause ms': r.maxPauseMs,
+    })),
+  );
+}
