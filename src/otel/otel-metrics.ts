@@ -31,6 +31,7 @@ import type { Admission } from '../node/index.js';
 import type { Dependency } from '../client/index.js';
 import { attributeNames as a, circuitStates, createInstruments } from './instruments.js';
 import { PendingSums } from './pending-sums.js';
+import { PendingValues } from './pending-values.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** A guard whose routes' limits `spillway.limit` reports (an `admission()`, Express's `.admission`, `fastify.spillway`). */
@@ -124,7 +125,8 @@ class Recorder implements OtelMetrics {
     } = createInstruments(meter);
 
     // Counters and UpDownCounters are summed here per attribute set and handed to the SDK
-    // when it collects (see pending-sums.ts); histograms record each value.
+    // when it collects (see pending-sums.ts); histograms' values are kept here and recorded
+    // in runs (see pending-values.ts).
     const requestSums = new PendingSums(requests);
     const activeSums = new PendingSums(active);
     const queuedSums = new PendingSums(queued);
@@ -134,13 +136,18 @@ class Recorder implements OtelMetrics {
     const sums = [requestSums, activeSums, queuedSums, falsePositiveSums, attemptSums, quotaSums];
     const byRoute = (pending: PendingSums, route: string): { delta: number } =>
       pending.cell(route) ?? pending.open(route, { [a.route]: route });
+    const waits = new PendingValues(timeInQueue);
+    const leases = new PendingValues(lease);
 
     this.#subs.on(admissionChannel, (m: AdmissionMessage) => {
       const key = `${m.route}\n${m.result}\n${m.criticality ?? ''}`;
       (requestSums.cell(key) ?? requestSums.open(key, decisionAttributes(m))).delta++;
       if (m.queued) {
         if (this.#waiting.delete(m.req)) byRoute(queuedSums, m.route).delta--;
-        timeInQueue.record(m.waitMs / 1000, { [a.route]: m.route, [a.result]: m.result });
+        const waitKey = `${m.route}\n${m.result}`;
+        const cell =
+          waits.cell(waitKey) ?? waits.open(waitKey, { [a.route]: m.route, [a.result]: m.result });
+        waits.add(cell, m.waitMs / 1000);
       }
       if (m.result === 'admitted') {
         if (m.seq === undefined) this.#active.add(m.req);
@@ -158,7 +165,8 @@ class Recorder implements OtelMetrics {
     this.#subs.on(releaseChannel, (m: ReleaseMessage) => {
       const seen = m.seq === undefined ? this.#active.delete(m.req) : m.seq > this.#since;
       if (seen) byRoute(activeSums, m.route).delta--;
-      lease.record(m.heldMs / 1000, { [a.route]: m.route });
+      const cell = leases.cell(m.route) ?? leases.open(m.route, { [a.route]: m.route });
+      leases.add(cell, m.heldMs / 1000);
     });
     this.#subs.on(attemptChannel, (m: AttemptMessage) => {
       const retry = m.attempt > 1;
@@ -185,6 +193,8 @@ class Recorder implements OtelMetrics {
     });
     const flush = (): void => {
       for (const pending of sums) pending.flush();
+      waits.flush();
+      leases.flush();
     };
 
     const observables = [limit, budget, circuit];
