@@ -4,7 +4,7 @@
  * still one `record` — the metrics API has no way to hand a histogram values aggregated ahead —
  * but a run of them in a loop costs the SDK a fraction of what the same calls cost one at a time
  * between requests, where its code and data are cold: S8's observed 200 went from 1.10–1.19 to
- * 1.06–1.08 × the unobserved one in CPU per response on Node 20–24, though it runs a few more
+ * 1.02–1.08 × the unobserved one in CPU per response on Node 20–24, though it runs a few more
  * instructions (BENCHMARKS.md, "Observability overhead").
  *
  * What the exported data shows is unchanged — every value, in the collection that follows it,
