@@ -5,7 +5,7 @@
 // for every scavenge, the bytes allocated since the one before, the bytes that survived it and
 // its pause. A scavenge copies what survives, so its pause grows with that; at tens of
 // thousands of decisions a second a pause of a few ms lands in the p99. Only the scavenges of
-// the counted seconds are read (after a closed-loop warm-up and one second of the same loop).
+// the counted seconds are read (after one second of the same loop, not counted).
 //
 // Clients: `inprocess` answers every script in-process on the next turn of the event loop (no
 // socket, no Redis client library: what Spillway's own code keeps alive), `ioredis` and
@@ -215,8 +215,15 @@ function measure(kind) {
   });
 }
 
+const chosen = values.clients.split(',');
+for (const kind of chosen) {
+  if (!clients.includes(kind)) {
+    console.error(`--clients: no client ${kind} (choose from ${clients.join(', ')})`);
+    process.exit(2);
+  }
+}
 const rows = [];
-for (const kind of values.clients.split(',')) rows.push(await measure(kind));
+for (const kind of chosen) rows.push(await measure(kind));
 if (values.json) {
   console.log(JSON.stringify({ node: process.version, rate, seconds, rows }, null, 2));
 } else {
