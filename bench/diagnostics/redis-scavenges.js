@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { deleteKeys } from '../lib/redis-leases.js';
 
 const clients = ['inprocess', 'ioredis', 'node-redis'];
 const { values } = parseArgs({
@@ -109,33 +110,29 @@ async function openLoop(decide, ms) {
   return { perSec: Math.round((done * 1000) / ms), p99Ms: sorted[Math.floor(0.99 * done)] };
 }
 
-/** A client of `kind`, and how to delete its keys and close it. */
+/** A client of `kind`, and how to close it once its keys are deleted. */
 async function connect(kind) {
   if (kind === 'inprocess') return { client: inProcessClient(), close: async () => {} };
-  if (kind === 'ioredis') {
-    const { Redis } = await import('ioredis');
-    const c = new Redis({
-      port,
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-    });
-    await c.connect();
-    return { client: c, close: async (prefix) => (await dropKeys(c, prefix), c.disconnect()) };
-  }
+  const { Redis } = await import('ioredis');
+  const io = new Redis({
+    port,
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+  });
+  await io.connect();
+  const dropKeys = async (prefix) => {
+    await deleteKeys(io, prefix);
+    io.disconnect();
+  };
+  if (kind === 'ioredis') return { client: io, close: dropKeys };
   if (kind === 'node-redis') {
     const { createClient } = await import('redis');
     const c = createClient({ socket: { port }, disableOfflineQueue: true });
     await c.connect();
-    const io = { keys: (p) => c.keys(p), del: (...k) => c.del(k) };
-    return { client: c, close: async (prefix) => (await dropKeys(io, prefix), c.destroy()) };
+    return { client: c, close: async (prefix) => (await dropKeys(prefix), c.destroy()) };
   }
   throw new Error(`--clients: no client ${kind} (one of ${clients.join(', ')})`);
-}
-
-async function dropKeys(c, prefix) {
-  const found = await c.keys(`${prefix}*`);
-  for (let i = 0; i < found.length; i += 500) await c.del(...found.slice(i, i + 500));
 }
 
 /**

@@ -13,6 +13,9 @@
  * @module
  */
 import type { Attributes, Counter, UpDownCounter } from '@opentelemetry/api';
+import { AttributeCells } from './attribute-cells.js';
+
+export { maxAttributeSets } from './attribute-cells.js';
 
 /** One attribute set's sum since the last flush. */
 export interface PendingCell {
@@ -25,21 +28,14 @@ interface Cell extends PendingCell {
   reported: boolean;
 }
 
-/**
- * The most attribute sets kept per instrument: routes, results, criticalities and dependency
- * names are all bounded by the application, so this is only a backstop, set below the SDK's own
- * default limit (2,000) so that the overflow is marked here. Past it, sums go to one set marked
- * as the SDK marks its own overflow.
- */
-export const maxAttributeSets = 1_000;
-
-const overflowAttributes: Attributes = Object.freeze({ 'otel.metric.overflow': true });
-
 /** The sums of one instrument. */
 export class PendingSums {
   readonly #instrument: Counter | UpDownCounter;
-  readonly #cells = new Map<string, Cell>();
-  #overflow: Cell | undefined;
+  readonly #cells = new AttributeCells<Cell>((attributes) => ({
+    attributes,
+    delta: 0,
+    reported: false,
+  }));
 
   constructor(instrument: Counter | UpDownCounter) {
     this.#instrument = instrument;
@@ -47,26 +43,19 @@ export class PendingSums {
 
   /** The cell for `key`, if there is one; else call {@link open}. */
   cell(key: string): PendingCell | undefined {
-    return this.#cells.get(key);
+    return this.#cells.cell(key);
   }
 
   /** A new cell for `key` with `attributes` (not copied: pass a fresh object). */
   open(key: string, attributes: Attributes): PendingCell {
-    if (this.#cells.size >= maxAttributeSets) {
-      return (this.#overflow ??= { attributes: overflowAttributes, delta: 0, reported: false });
-    }
-    const cell: Cell = { attributes, delta: 0, reported: false };
-    this.#cells.set(key, cell);
-    return cell;
+    return this.#cells.open(key, attributes);
   }
 
   /** Hands every sum since the last flush to the instrument. */
   flush(): void {
-    for (const cell of this.#cells.values()) flushCell(this.#instrument, cell);
-    if (this.#overflow !== undefined) flushCell(this.#instrument, this.#overflow);
+    this.#cells.forEach((cell) => flushCell(this.#instrument, cell));
   }
 }
-
 /**
  * A cell's first flush adds even a zero: an UpDownCounter that went up and back down between two
  * collections (a request queued and admitted) must still show its series, at 0, not be absent.

@@ -16,7 +16,7 @@
  * @module
  */
 import type { Attributes, Histogram } from '@opentelemetry/api';
-import { maxAttributeSets } from './pending-sums.js';
+import { AttributeCells } from './attribute-cells.js';
 
 /** Values kept per attribute set before they are recorded: 2 KB each. */
 export const valuesPerRun = 256;
@@ -28,13 +28,14 @@ export interface ValueCell {
   count: number;
 }
 
-const overflowAttributes: Attributes = Object.freeze({ 'otel.metric.overflow': true });
-
 /** The values of one histogram. */
 export class PendingValues {
   readonly #instrument: Histogram;
-  readonly #cells = new Map<string, ValueCell>();
-  #overflow: ValueCell | undefined;
+  readonly #cells = new AttributeCells<ValueCell>((attributes) => ({
+    attributes,
+    values: new Float64Array(valuesPerRun),
+    count: 0,
+  }));
 
   constructor(instrument: Histogram) {
     this.#instrument = instrument;
@@ -42,17 +43,12 @@ export class PendingValues {
 
   /** The cell for `key`, if there is one; else call {@link open}. */
   cell(key: string): ValueCell | undefined {
-    return this.#cells.get(key);
+    return this.#cells.cell(key);
   }
 
   /** A new cell for `key` with `attributes` (not copied: pass a fresh object). */
   open(key: string, attributes: Attributes): ValueCell {
-    if (this.#cells.size >= maxAttributeSets) {
-      return (this.#overflow ??= newCell(overflowAttributes));
-    }
-    const cell = newCell(attributes);
-    this.#cells.set(key, cell);
-    return cell;
+    return this.#cells.open(key, attributes);
   }
 
   /** Keeps `value` for `cell`'s attribute set; a full cell is recorded first. */
@@ -63,8 +59,7 @@ export class PendingValues {
 
   /** Records every value kept since the last flush. */
   flush(): void {
-    for (const cell of this.#cells.values()) this.#run(cell);
-    if (this.#overflow !== undefined) this.#run(this.#overflow);
+    this.#cells.forEach((cell) => this.#run(cell));
   }
 
   #run(cell: ValueCell): void {
@@ -72,8 +67,4 @@ export class PendingValues {
     cell.count = 0;
     for (let i = 0; i < n; i++) this.#instrument.record(cell.values[i]!, cell.attributes);
   }
-}
-
-function newCell(attributes: Attributes): ValueCell {
-  return { attributes, values: new Float64Array(valuesPerRun), count: 0 };
 }
