@@ -9,7 +9,10 @@
 //
 // Clients: `inprocess` answers every script in-process on the next turn of the event loop (no
 // socket, no Redis client library: what Spillway's own code keeps alive), `ioredis` and
-// `node-redis` talk to the Redis on 127.0.0.1:<port>. Node 22 and 24 are where it matters:
+// `node-redis` talk to the Redis on 127.0.0.1:<port>, and `ioredis-executor-free` is ioredis
+// with its commands' promises made as ./ioredis-executor-free.js does (an experiment: what
+// ioredis's own code shape costs). Node 22 to 25 are where it matters (the JSON lines Node 25
+// prints are read too):
 //   npx -y node@24 bench/diagnostics/redis-scavenges.js
 // Usage: npm run build && node bench/diagnostics/redis-scavenges.js --help
 import { spawn } from 'node:child_process';
@@ -19,7 +22,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { deleteKeys } from '../lib/redis-leases.js';
 
-const clients = ['inprocess', 'ioredis', 'node-redis'];
+const clients = ['inprocess', 'ioredis', 'ioredis-executor-free', 'node-redis'];
 const { values } = parseArgs({
   options: {
     clients: { type: 'string', default: clients.join(',') },
@@ -113,6 +116,8 @@ async function openLoop(decide, ms) {
 /** A client of `kind`, and how to close it once its keys are deleted. */
 async function connect(kind) {
   if (kind === 'inprocess') return { client: inProcessClient(), close: async () => {} };
+  // ioredis with its commands' promises made differently: ./ioredis-executor-free.js says why.
+  if (kind === 'ioredis-executor-free') await import('./ioredis-executor-free.js');
   const { Redis } = await import('ioredis');
   const io = new Redis({
     port,
@@ -125,7 +130,8 @@ async function connect(kind) {
     await deleteKeys(io, prefix);
     io.disconnect();
   };
-  if (kind === 'ioredis') return { client: io, close: dropKeys };
+  if (kind === 'ioredis' || kind === 'ioredis-executor-free')
+    return { client: io, close: dropKeys };
   if (kind === 'node-redis') {
     const { createClient } = await import('redis');
     const c = createClient({ socket: { port }, disableOfflineQueue: true });
@@ -189,13 +195,8 @@ function measure(kind) {
       const loop = JSON.parse(text.slice(endAt + 24).split('\n')[0]);
       const scavenges = [];
       for (const line of text.slice(start, endAt).split('\n')) {
-        if (!line.includes(' gc=s ')) continue;
-        const field = (name) => Number(new RegExp(` ${name}=([0-9.]+)`).exec(line)?.[1]);
-        scavenges.push({
-          pauseMs: field('pause'),
-          allocated: field('allocated'),
-          survived: field('new_space_survived'),
-        });
+        const s = scavengeOf(line);
+        if (s !== undefined) scavenges.push(s);
       }
       done({
         client: kind,
@@ -210,6 +211,27 @@ function measure(kind) {
       });
     });
   });
+}
+
+/**
+ * A scavenge's pause, bytes allocated since the collection before and bytes that survived,
+ * from one --trace-gc-nvp line (`name=value` pairs to Node 24, a JSON object from Node 25);
+ * undefined for any other line.
+ */
+function scavengeOf(line) {
+  const json = line.indexOf('GC: {');
+  if (json >= 0) {
+    const gc = JSON.parse(line.slice(json + 4));
+    if (gc.gc !== 's') return undefined;
+    return { pauseMs: gc.pause, allocated: gc.allocated, survived: gc.new_space_survived };
+  }
+  if (!line.includes(' gc=s ')) return undefined;
+  const field = (name) => Number(new RegExp(` ${name}=([0-9.]+)`).exec(line)?.[1]);
+  return {
+    pauseMs: field('pause'),
+    allocated: field('allocated'),
+    survived: field('new_space_survived'),
+  };
 }
 
 const chosen = values.clients.split(',');
