@@ -4,7 +4,7 @@
 // executor; on Node 24 and 25 the store's process sending a few commands a tick then keeps ~6–8 %
 // of all it allocates alive through every scavenge, and the pauses that copy it reach the p99 —
 // making the closures there is enough, even ones thrown away at once. Made outside, the same
-// process keeps ~0.3 %. ./executor-closures.js shows the V8 behaviour in plain JS.
+// process keeps 0.4–0.7 %. ./executor-closures.js shows the V8 behaviour in plain JS.
 //
 // Not something Spillway does or recommends as it stands: it replaces a method ioredis does not
 // document, and only for commands without a callback or a friendly error stack (what the store
