@@ -15,6 +15,8 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { scavengeOf } from '../lib/gc-trace.js';
+import { median } from '../lib/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -95,7 +97,6 @@ function measure(kind) {
     child.on('close', (code) => {
       if (code !== 0) return fail(new Error(`${kind}: the measured process exited with ${code}`));
       const scavenges = text.split('\n').flatMap((line) => scavengeOf(line) ?? []);
-      const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1] ?? Number.NaN;
       done({
         case: kind,
         scavenges: scavenges.length,
@@ -105,18 +106,6 @@ function measure(kind) {
       });
     });
   });
-}
-
-/** A scavenge's bytes allocated and surviving from a --trace-gc-nvp line (both formats). */
-function scavengeOf(line) {
-  const json = line.indexOf('GC: {');
-  if (json >= 0) {
-    const gc = JSON.parse(line.slice(json + 4));
-    return gc.gc === 's' ? { allocated: gc.allocated, survived: gc.new_space_survived } : undefined;
-  }
-  if (!line.includes(' gc=s ')) return undefined;
-  const field = (name) => Number(new RegExp(` ${name}=([0-9.]+)`).exec(line)?.[1]);
-  return { allocated: field('allocated'), survived: field('new_space_survived') };
 }
 
 const rows = [];

@@ -20,7 +20,9 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { scavengeOf } from '../lib/gc-trace.js';
 import { deleteKeys } from '../lib/redis-leases.js';
+import { median } from '../lib/stats.js';
 
 const clients = ['inprocess', 'ioredis', 'ioredis-executor-free', 'node-redis'];
 const { values } = parseArgs({
@@ -171,7 +173,6 @@ function inProcessClient() {
 }
 
 // ---- the parent: one child per client, its --trace-gc-nvp lines read ----------------------
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 function measure(kind) {
   return new Promise((done, fail) => {
@@ -211,27 +212,6 @@ function measure(kind) {
       });
     });
   });
-}
-
-/**
- * A scavenge's pause, bytes allocated since the collection before and bytes that survived,
- * from one --trace-gc-nvp line (`name=value` pairs to Node 24, a JSON object from Node 25);
- * undefined for any other line.
- */
-function scavengeOf(line) {
-  const json = line.indexOf('GC: {');
-  if (json >= 0) {
-    const gc = JSON.parse(line.slice(json + 4));
-    if (gc.gc !== 's') return undefined;
-    return { pauseMs: gc.pause, allocated: gc.allocated, survived: gc.new_space_survived };
-  }
-  if (!line.includes(' gc=s ')) return undefined;
-  const field = (name) => Number(new RegExp(` ${name}=([0-9.]+)`).exec(line)?.[1]);
-  return {
-    pauseMs: field('pause'),
-    allocated: field('allocated'),
-    survived: field('new_space_survived'),
-  };
 }
 
 const chosen = values.clients.split(',');
