@@ -143,6 +143,21 @@ function layerRule(folder) {
 
 const timeMessage = 'src/core reads time only through the injected Clock (see src/core/clock)';
 
+const noEnum = { selector: 'TSEnumDeclaration', message: 'use a string union instead of an enum' };
+/**
+ * V8's parser marks a function literal assigned straight to a property (`obj.f = () => …`) to
+ * be allocated in the old generation; below TurboFan it is, and it keeps all it closes over
+ * alive through every young collection until a full one (docs/redis.md, "Node 24 and 25 with
+ * ioredis": ioredis's commands do this, and cost the store's p99 its first seconds on Node 24).
+ */
+const noPretenuredClosure = {
+  selector:
+    "AssignmentExpression[left.type='MemberExpression'][right.type=/^(Arrow)?FunctionExpression$/]",
+  message:
+    'V8 allocates a function literal assigned straight to a property in the old generation, ' +
+    'keeping what it closes over alive through young collections: make it a local first',
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'test-artifacts/**', '.bench/**'] },
   js.configs.recommended,
@@ -159,11 +174,13 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
       '@typescript-eslint/no-floating-promises': 'error',
-      'no-restricted-syntax': [
-        'error',
-        { selector: 'TSEnumDeclaration', message: 'use a string union instead of an enum' },
-      ],
+      'no-restricted-syntax': ['error', noEnum],
     },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-restricted-syntax': ['error', noEnum, noPretenuredClosure] },
   },
   ...folders.map(layerRule),
   {

@@ -103,14 +103,15 @@ export function spillway(options: AdmissionOptions = {}): ExpressGuard {
     });
   }) as ExpressGuard;
 
-  middleware.route = (handler, settings = {}) => {
-    const route = guard.addRoute({
+  // Through locals, not assigned as literals: see noPretenuredClosure in eslint.config.js.
+  const route: ExpressGuard['route'] = (handler, settings = {}) => {
+    const added = guard.addRoute({
       ...settings,
       name: settings.name ?? `express-route-${++routes}`,
       match: () => false,
     });
     return (req, res, next) => {
-      admit({ req, res, next, route }, (context) => {
+      admit({ req, res, next, route: added }, (context) => {
         if (context === undefined) {
           next();
           return;
@@ -127,6 +128,7 @@ export function spillway(options: AdmissionOptions = {}): ExpressGuard {
       });
     };
   };
+  middleware.route = route;
 
   // Express recognises error middleware by its four parameters, so the limit of three cannot hold.
   /* eslint-disable max-params */
@@ -140,7 +142,8 @@ export function spillway(options: AdmissionOptions = {}): ExpressGuard {
     if (!answerFailure({ error }, res, answerer)) next(error);
   };
   /* eslint-enable max-params */
-  middleware.errorHandler = () => errorMiddleware;
+  const errorHandler = (): typeof errorMiddleware => errorMiddleware;
+  middleware.errorHandler = errorHandler;
 
   Object.defineProperty(middleware, 'admission', { value: guard, enumerable: true });
   return middleware;

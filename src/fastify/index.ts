@@ -125,7 +125,7 @@ const plugin: FastifyPluginCallback<AdmissionOptions> = (
     }
     if (settings === false) return;
     const original = route.handler;
-    route.handler = async function guarded(
+    const guarded = async function guarded(
       this: FastifyInstance,
       request: FastifyRequest,
       reply: FastifyReply,
@@ -144,6 +144,7 @@ const plugin: FastifyPluginCallback<AdmissionOptions> = (
       context?.settle();
       return value;
     };
+    route.handler = guarded;
   });
 
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, next) => {

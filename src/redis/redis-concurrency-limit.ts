@@ -244,10 +244,13 @@ class Limit implements RedisConcurrencyLimit, LeaseOwner {
       return { ok: false, reason: 'queue-full', degraded: true };
     }
     const permit = this.#permit(key, `local-${uniqueId()}`, -1);
-    permit.onRelease = () => {
+    // Through a local: a closure assigned straight to a property is allocated in V8's old
+    // generation and keeps `slots` and `local` alive through young collections.
+    const releaseSlots = (): void => {
       for (const p of slots) p.release();
       this.#forget(key, local);
     };
+    permit.onRelease = releaseSlots;
     return { ok: true, permit };
   }
 
