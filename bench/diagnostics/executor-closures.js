@@ -1,15 +1,20 @@
 #!/usr/bin/env node
 // The behaviour behind S7's Node 24 latency (docs/redis.md, "Node 24 and 25 with ioredis"),
-// without ioredis, Redis or Spillway: objects that each keep a closure made inside their
-// promise's executor, a few made every millisecond and dropped at once, survive the
-// young-generation collections they should die in. Each case runs in a process of its own under
-// V8's --trace-gc-nvp for the given seconds:
-//   closure  this.resolve = (value) => resolve(value), inside the executor (ioredis's shape)
-//   direct   this.resolve = resolve, inside the executor
-// Survivors of a scavenge are copied, so what they weigh is what its pause costs. A full
-// collection frees them: they are garbage that the scavenges keep. The effect hangs on code
-// shape: one class choosing between the two with `closure ? (value) => resolve(value) : resolve`
-// showed none, which is why each case is a class of its own.
+// without ioredis, Redis or Spillway. V8's parser marks a function literal assigned straight to
+// a property (`this.resolve = (value) => resolve(value)`) to be allocated in the old generation
+// (a heuristic for methods set on prototypes). The interpreter, Sparkplug and Maglev honour the
+// mark; TurboFan's inlined allocation does not; Node 24 is the first to run Maglev by default.
+// A closure in the old generation dies only at a full collection, and until then its context,
+// and all the context reaches, survives every scavenge: copied, then promoted. ioredis 6 makes
+// its command's `reject` that way, inside the promise's executor, so each command stays alive.
+//
+// Each case makes objects whose constructor keeps a closure made in its promise's executor, a
+// few every millisecond, dropped at once, in a process of its own under V8's --trace-gc-nvp:
+//   literal  this.resolve = (value) => resolve(value)   (ioredis's shape: marked)
+//   local    const wrapped = (value) => resolve(value); this.resolve = wrapped   (not marked)
+//   direct   this.resolve = resolve   (no closure)
+// and says where the first object's closure was allocated (V8's %InYoungGeneration). V8 flags
+// given to this script reach the measured processes: `node --no-maglev …` on Node 24.
 // Usage: node bench/diagnostics/executor-closures.js [--seconds 4] [--per-ms 3]
 //        (and through npx -y node@24, node@22, node@20 to compare runtimes)
 import { spawn } from 'node:child_process';
@@ -31,8 +36,10 @@ if (values.help) {
   console.log(`Usage: node bench/diagnostics/executor-closures.js [--seconds S] [--per-ms N]
 
 Objects holding a closure made inside their promise's executor, N made every millisecond for S
-seconds and dropped at once, beside the same objects holding the executor's argument itself:
-bytes allocated and surviving per scavenge (V8's --trace-gc-nvp), one process per case.`);
+seconds and dropped at once: the closure assigned straight to a property (which V8 allocates in
+the old generation), through a local, or the executor's argument itself. Bytes allocated and
+surviving per scavenge (V8's --trace-gc-nvp), one process per case; V8 flags given to this
+script (--no-maglev) reach the measured processes.`);
   process.exit(0);
 }
 const seconds = Number(values.seconds);
@@ -42,11 +49,21 @@ if (!(seconds > 0) || !Number.isInteger(perMs) || perMs < 1) {
   process.exit(2);
 }
 
-/** ioredis's shape: the executor wraps its argument in a closure kept on the object. */
-class Wrapped {
+/** ioredis's shape: a function literal assigned to a property, which V8 pretenures. */
+class Literal {
   constructor() {
     this.promise = new Promise((resolve) => {
       this.resolve = (value) => resolve(value);
+    });
+  }
+}
+
+/** The same closure, through a local: allocated young. */
+class Local {
+  constructor() {
+    this.promise = new Promise((resolve) => {
+      const wrapped = (value) => resolve(value);
+      this.resolve = wrapped;
     });
   }
 }
@@ -60,8 +77,13 @@ class Direct {
   }
 }
 
+const cases = { literal: Literal, local: Local, direct: Direct };
+
 if (values.child !== undefined) {
-  const Pending = values.child === 'closure' ? Wrapped : Direct;
+  const Pending = cases[values.child];
+  // Natives syntax is not JavaScript: compiled only in the child, which gets the flag.
+  const inYoung = new Function('o', 'return %InYoungGeneration(o)');
+  process.stdout.write(`\nexecutor-closures: young ${inYoung(new Pending().resolve)}\n`);
   const t0 = performance.now();
   let made = 0;
   while (performance.now() - t0 < seconds * 1_000) {
@@ -81,7 +103,9 @@ function measure(kind) {
     const child = spawn(
       process.execPath,
       [
+        ...process.execArgv,
         '--trace-gc-nvp',
+        '--allow-natives-syntax',
         fileURLToPath(import.meta.url),
         '--child',
         kind,
@@ -99,6 +123,7 @@ function measure(kind) {
       const scavenges = text.split('\n').flatMap((line) => scavengeOf(line) ?? []);
       done({
         case: kind,
+        'closure allocated': /executor-closures: young true/.test(text) ? 'young' : 'old',
         scavenges: scavenges.length,
         'allocated KB': Math.round(median(scavenges.map((s) => s.allocated)) / 1024),
         'survived KB': Math.round(median(scavenges.map((s) => s.survived)) / 1024),
@@ -109,6 +134,7 @@ function measure(kind) {
 }
 
 const rows = [];
-for (const kind of ['closure', 'direct']) rows.push(await measure(kind));
-console.log(`Node ${process.version}, ${perMs} objects a millisecond for ${seconds} s`);
+for (const kind of Object.keys(cases)) rows.push(await measure(kind));
+const flags = process.execArgv.length > 0 ? ` (${process.execArgv.join(' ')})` : '';
+console.log(`Node ${process.version}${flags}, ${perMs} objects a millisecond for ${seconds} s`);
 console.table(rows);

@@ -9,10 +9,11 @@
 //
 // Clients: `inprocess` answers every script in-process on the next turn of the event loop (no
 // socket, no Redis client library: what Spillway's own code keeps alive), `ioredis` and
-// `node-redis` talk to the Redis on 127.0.0.1:<port>, and `ioredis-executor-free` is ioredis
-// with its commands' promises made as ./ioredis-executor-free.js does (an experiment: what
-// ioredis's own code shape costs). Node 22 to 25 are where it matters (the JSON lines Node 25
-// prints are read too):
+// `node-redis` talk to the Redis on 127.0.0.1:<port>, and `ioredis-young-reject` is ioredis
+// with its commands' `reject` made as ./ioredis-young-reject.js does (an experiment: what one
+// line of ioredis costs while its code runs below TurboFan). Node 24 and 25 are where it
+// matters (the JSON lines Node 25 prints are read too); V8 flags given to this script reach
+// the measured processes (`--no-maglev`):
 //   npx -y node@24 bench/diagnostics/redis-scavenges.js
 // Usage: npm run build && node bench/diagnostics/redis-scavenges.js --help
 import { spawn } from 'node:child_process';
@@ -24,12 +25,13 @@ import { scavengeOf } from '../lib/gc-trace.js';
 import { deleteKeys } from '../lib/redis-leases.js';
 import { median } from '../lib/stats.js';
 
-const clients = ['inprocess', 'ioredis', 'ioredis-executor-free', 'node-redis'];
+const clients = ['inprocess', 'ioredis', 'ioredis-young-reject', 'node-redis'];
 const { values } = parseArgs({
   options: {
     clients: { type: 'string', default: clients.join(',') },
     rate: { type: 'string', default: '34000' },
     seconds: { type: 'string', default: '4' },
+    warmup: { type: 'string', default: '1' },
     'max-batch-items': { type: 'string', default: '16' },
     port: { type: 'string', default: '6379' },
     dist: { type: 'string', default: fileURLToPath(new URL('../../dist', import.meta.url)) },
@@ -49,6 +51,9 @@ allocated and surviving per scavenge, and its pause, beside the decisions' p99.
   --rate N              decisions a second, open loop (default 34000: about half of
                         RateLimiterRedis's rate on a 2-core VM)
   --seconds S           counted seconds (default 4)
+  --warmup S            seconds of the same loop before them, not counted (default 1: on
+                        Node 24 and 25 the counted seconds then fall in the first seconds,
+                        where ioredis's commands run below TurboFan; 10 counts after them)
   --max-batch-items N   the store's maxBatchItems (default 16)
   --port P              the Redis on 127.0.0.1 (default 6379; keys under spillway-bench:*)
   --dist DIR            measure another build of Spillway (e.g. a copy of dist/ made before a
@@ -67,6 +72,7 @@ function positive(name, text) {
 }
 const rate = positive('--rate', values.rate);
 const seconds = positive('--seconds', values.seconds);
+const warmup = positive('--warmup', values.warmup);
 const port = positive('--port', values.port);
 
 if (values.child !== undefined) {
@@ -83,7 +89,7 @@ if (values.child !== undefined) {
   const policy = { name: 'wide', ratePerSec: 1e6, burst: 1e6 }; // never refuses
   const keys = Array.from({ length: 10_000 }, (_, i) => `client-${i}`);
   const decide = (i) => store.take(keys[(i * 7919) % keys.length], 1, policy);
-  await openLoop(decide, 1_000);
+  await openLoop(decide, warmup * 1_000);
   process.stdout.write('\nspillway-scavenges: start\n');
   const r = await openLoop(decide, seconds * 1_000);
   process.stdout.write(`\nspillway-scavenges: end ${JSON.stringify(r)}\n`);
@@ -118,8 +124,8 @@ async function openLoop(decide, ms) {
 /** A client of `kind`, and how to close it once its keys are deleted. */
 async function connect(kind) {
   if (kind === 'inprocess') return { client: inProcessClient(), close: async () => {} };
-  // ioredis with its commands' promises made differently: ./ioredis-executor-free.js says why.
-  if (kind === 'ioredis-executor-free') await import('./ioredis-executor-free.js');
+  // ioredis with its commands' `reject` made young: ./ioredis-young-reject.js says why.
+  if (kind === 'ioredis-young-reject') await import('./ioredis-young-reject.js');
   const { Redis } = await import('ioredis');
   const io = new Redis({
     port,
@@ -132,8 +138,7 @@ async function connect(kind) {
     await deleteKeys(io, prefix);
     io.disconnect();
   };
-  if (kind === 'ioredis' || kind === 'ioredis-executor-free')
-    return { client: io, close: dropKeys };
+  if (kind === 'ioredis' || kind === 'ioredis-young-reject') return { client: io, close: dropKeys };
   if (kind === 'node-redis') {
     const { createClient } = await import('redis');
     const c = createClient({ socket: { port }, disableOfflineQueue: true });
@@ -177,10 +182,18 @@ function inProcessClient() {
 function measure(kind) {
   return new Promise((done, fail) => {
     const args = ['--child', kind, '--rate', values.rate, '--seconds', values.seconds];
+    args.push('--warmup', values.warmup);
     args.push('--max-batch-items', values['max-batch-items'], '--port', values.port);
     const child = spawn(
       process.execPath,
-      ['--trace-gc-nvp', fileURLToPath(import.meta.url), ...args, '--dist', values.dist],
+      [
+        ...process.execArgv,
+        '--trace-gc-nvp',
+        fileURLToPath(import.meta.url),
+        ...args,
+        '--dist',
+        values.dist,
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let text = '';
@@ -224,10 +237,10 @@ for (const kind of chosen) {
 const rows = [];
 for (const kind of chosen) rows.push(await measure(kind));
 if (values.json) {
-  console.log(JSON.stringify({ node: process.version, rate, seconds, rows }, null, 2));
+  console.log(JSON.stringify({ node: process.version, rate, seconds, warmup, rows }, null, 2));
 } else {
   console.log(
-    `Node ${process.version}, ${rate}/s open loop for ${seconds} s, maxBatchItems ` +
+    `Node ${process.version}, ${rate}/s open loop for ${seconds} s after ${warmup} s, maxBatchItems ` +
       `${values['max-batch-items']}; medians over the counted scavenges`,
   );
   console.table(
