@@ -29,6 +29,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     dist: { type: 'string', default: fileURLToPath(new URL('../dist', import.meta.url)) },
     'max-batch-items': { type: 'string', default: '16' },
+    warmup: { type: 'string', default: '10' },
     child: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -45,8 +46,12 @@ and redis-semaphore (concurrency leases), interleaved round by round, on a Redis
                 deleted at the end)
   --dist DIR    load Spillway from this build instead of dist/
   --max-batch-items N
-                the store's maxBatchItems (default 16; 4 spares Node 24 the long scavenges
-                ioredis's batches cause there, at a cost in Redis time per decision)
+                the store's maxBatchItems (default 16)
+  --warmup S    seconds each open-loop cell's loop runs before it is measured (default 10;
+                at least 1 + --seconds): a fresh process runs its code below V8's top tier
+                for a while, and on Node 24 and 25 ioredis's commands then cost long
+                scavenges (docs/redis.md). Its seconds 1 to 1 + --seconds are measured too,
+                reported apart as the first seconds' p99
   --json        machine-readable output
 
 The open-loop cells (half of RateLimiterRedis's rate) each run in a fresh process, with a PING
@@ -59,6 +64,11 @@ const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const port = Number(values.port);
 const maxBatchItems = Number(values['max-batch-items']);
+const warmupSeconds = Number(values.warmup);
+if (!(warmupSeconds >= 1 + seconds)) {
+  console.error(`--warmup must be at least 1 + --seconds (${1 + seconds}), got ${values.warmup}`);
+  process.exit(2);
+}
 const ids = Array.from({ length: 10_000 }, (_, i) => `client-${i}`);
 const randomKey = (i) => ids[(i * 7919) % ids.length];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -196,13 +206,19 @@ if (values.child !== undefined) {
   const cfg = JSON.parse(values.child);
   const { decide, close, store } = await contender(cfg.name, cfg.prefix, cfg.policy);
   if (cfg.open !== undefined) {
-    // Warm up (JIT, script cache) in a process nothing ran in before: closed loop, then 1 s
-    // of the same open loop, discarded. Measured from its first second, an open loop read
-    // ~0.5 ms more p99 (2 s cells: 2.4-2.7 ms against 1.9 in 4 s ones) at a third more CPU —
-    // V8 compiling for the open loop's shape, which the closed loop does not reach.
+    // Warm up (JIT, script cache) in a process nothing ran in before: closed loop, then the
+    // same open loop for cfg.warmupMs, discarded but for its seconds 1 to 1 + --seconds (the
+    // first seconds, reported apart). Measured from its first second, an open loop read ~0.5
+    // ms more p99 on Node 20 (V8 compiling for the open loop's shape, which the closed loop
+    // does not reach); on Node 24 ioredis's path runs at Maglev, not TurboFan, for ~10,000
+    // commands, and the p99 reads 10-14 ms until then (docs/redis.md).
     await hammer(decide, { inFlight: 16, ms: 500, keyOf: randomKey });
     await openLoop(decide, { ...cfg.open, ms: 1_000, keyOf: randomKey });
-    process.send(await openLoop(decide, { ...cfg.open, keyOf: randomKey }));
+    const first = await openLoop(decide, { ...cfg.open, keyOf: randomKey });
+    const rest = cfg.warmupMs - 1_000 - cfg.open.ms;
+    if (rest > 0) await openLoop(decide, { ...cfg.open, ms: rest, keyOf: randomKey });
+    const steady = await openLoop(decide, { ...cfg.open, keyOf: randomKey });
+    process.send({ ...steady, firstP99: first.p99 });
     close();
     process.exit(0);
   }
@@ -259,6 +275,7 @@ const report = {
   seconds,
   loadAverageAtStart: loadavg().map((x) => +x.toFixed(2)),
   maxBatchItems,
+  openLoopWarmupSeconds: warmupSeconds,
 };
 const ms = seconds * 1000;
 const wide = { name: 'wide', ratePerSec: 1e6, burst: 1e6 }; // never refuses: pure cost
@@ -310,7 +327,13 @@ try {
     for (let i = 0; i < names.length; i++) {
       const name = names[(i + r) % names.length];
       const [cell] = await children(
-        { name, prefix: `${prefix}:half:${name}`, policy: wide, open: { perSec: halfRate, ms } },
+        {
+          name,
+          prefix: `${prefix}:half:${name}`,
+          policy: wide,
+          open: { perSec: halfRate, ms },
+          warmupMs: warmupSeconds * 1000,
+        },
         1,
       );
       atHalf[name].push(cell);
@@ -329,6 +352,7 @@ try {
     p99Ms: +med(xs, (x) => x.p99).toFixed(3),
     worstP99Ms: +Math.max(...xs.map((x) => x.p99)).toFixed(3),
     p99MsByRound: xs.map((x) => +x.p99.toFixed(3)),
+    firstSecondsP99Ms: +med(xs, (x) => x.firstP99).toFixed(3),
     eventLoopP99Ms: +med(xs, (x) => x.loopP99).toFixed(2),
   }));
   report.leases = leaseContenders.map((n) => ({
@@ -454,7 +478,7 @@ if (values.json) {
 } else {
   console.log(
     `Redis store benchmark (S7) — ${report.machine}, Node ${report.node}, ${seconds} s per cell, ` +
-      `maxBatchItems ${maxBatchItems}`,
+      `maxBatchItems ${maxBatchItems}, open-loop warm-up ${warmupSeconds} s`,
   );
   const show = (title, rows) => {
     console.log(`\n${title}`);
@@ -467,7 +491,8 @@ if (values.json) {
     report.ratioToRateLimiterRedis,
   );
   show(
-    "Open loop at half of RateLimiterRedis's rate, a fresh process per cell (ping: the floor)",
+    "Open loop at half of RateLimiterRedis's rate, a fresh process per cell (ping: the floor),\n" +
+      `measured after ${warmupSeconds} s of it; firstSecondsP99Ms: its seconds 1 to ${1 + seconds}`,
     report.atHalfRate,
   );
   show('Concurrency lease, acquire + release, 64 in flight (median of rounds)', report.leases);
