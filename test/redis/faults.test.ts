@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient } from 'redis';
 import { describe, expect, it } from 'vitest';
 import {
   redisConcurrencyLimit,
@@ -243,6 +244,41 @@ describe.skipIf(missing !== undefined).each(mainFlavours)('faults over %s', (fla
     expect(failures).toEqual([]);
     expect(ds.every((d) => d.ok && !d.degraded)).toBe(true);
   });
+
+  // node-redis 6 gives each command a timeout of its own (5 s unless set): an
+  // AbortSignal.timeout whose timer outlives the call. The store turns it off for its calls,
+  // which its own timeoutMs bounds (src/redis/script-client.ts says why); the app's keep it.
+  it.runIf(flavour === 'node-redis6')(
+    "node-redis's own command timeout: off for the store's calls, on for the app's",
+    async () => {
+      const c = createClient({
+        socket: { host: '127.0.0.1', port: r.server.port, reconnectStrategy: () => 50 },
+        disableOfflineQueue: true,
+        commandOptions: { timeout: 2_000 },
+      });
+      c.on('error', () => {});
+      await c.connect();
+      const made = AbortSignal.timeout;
+      let signals = 0;
+      AbortSignal.timeout = (ms: number) => (signals++, made.call(AbortSignal, ms));
+      try {
+        const store = redisStore({ client: c, prefix: 'own-timeout', timeoutMs: 1_000 });
+        stores.push(store);
+        const window = { name: 'own-timeout', limit: 100, windowMs: 60_000 };
+        for (let i = 1; i <= 5; i++) {
+          const d = await store.fixedWindow('k', 1, window);
+          expect(d).toMatchObject({ ok: true, remaining: 100 - i });
+          expect(d.degraded).toBeUndefined();
+        }
+        expect(signals).toBe(0);
+        await c.get('own-timeout:x');
+        expect(signals).toBe(1);
+      } finally {
+        AbortSignal.timeout = made;
+        c.destroy();
+      }
+    },
+  );
 
   it('concurrency limit with Redis down: open grants, closed refuses, local enforces its share', async () => {
     const name = 'sem-down';
