@@ -321,7 +321,7 @@ try {
   // fresh process: the closed-loop cells leave this one's heap full of garbage whose
   // collection paused whichever contender ran next. PING at the same rate is the floor.
   const halfRate = Math.round(med(tput['rlf-ioredis'], (x) => x.perSec) / 2);
-  const atHalf = { 'spillway-ioredis': [], 'rlf-ioredis': [], ping: [] };
+  const atHalf = { 'spillway-ioredis': [], 'spillway-node-redis': [], 'rlf-ioredis': [], ping: [] };
   for (let r = 0; r < rounds; r++) {
     const names = Object.keys(atHalf);
     for (let i = 0; i < names.length; i++) {
