@@ -44,6 +44,25 @@ describe('errors', () => {
     expect(new DeadlineExceededError() instanceof Error).toBe(true);
   });
 
+  it('refusals and other outcomes of load carry no stack frames; mistakes in the code keep theirs', () => {
+    const frames = (e: Error) => (e.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l));
+    const refusal = new QueueFullError({ retryAfterMs: 5 });
+    expect(refusal.stack).toBe(`QueueFullError: ${refusal.message}`);
+    expect(frames(new RateLimitedError(1))).toEqual([]);
+    expect(frames(new DeadlineExceededError())).toEqual([]);
+    expect(frames(new SpillwayConfigError('burst', 'a positive integer', -1))).not.toEqual([]);
+    // The depth the application set is left as it was, whatever it is.
+    const before = Error.stackTraceLimit;
+    try {
+      Error.stackTraceLimit = 3;
+      new ShedError();
+      expect(Error.stackTraceLimit).toBe(3);
+      expect(frames(new Error('plain')).length).toBe(3);
+    } finally {
+      Error.stackTraceLimit = before;
+    }
+  });
+
   it('rejectionError maps every reason to its class', () => {
     expect(rejectionError('deadline')).toBeInstanceOf(DeadlineExceededError);
     expect(rejectionError('shed', { retryAfterMs: 5 }).retryAfterMs).toBe(5);
