@@ -10,6 +10,7 @@
  */
 import {
   carryBudget,
+  classifyError,
   DeadlineExceededError,
   isSpillwayError,
   rejectionError,
@@ -118,15 +119,24 @@ export class Client implements Dependency {
   #attempt<T>(call: CallState<T>, number: number): Promise<T> {
     const s = this.#s;
     const attempt = newAttempt(call, number);
+    if (call.signal?.aborted === true) return this.#failed(attempt, call.signal.reason, 'caller');
+    // A refusal is returned, not thrown: under overload it is the common way out.
+    let refused: unknown;
+    let thrown = false;
     try {
       const expiresAt = call.expiresAt;
-      if (call.signal?.aborted === true) throw call.signal.reason;
       // Without a deadline the clock is not read at all.
-      if (expiresAt !== Infinity && expiresAt <= s.clock.now()) throw new DeadlineExceededError();
-      const refused = s.breakerGate?.enter(attempt, s.name);
-      if (refused !== undefined) throw refused;
+      refused =
+        expiresAt !== Infinity && expiresAt <= s.clock.now()
+          ? new DeadlineExceededError()
+          : s.breakerGate?.enter(attempt, s.name);
     } catch (error) {
-      return this.#failed(attempt, error, call.signal?.aborted === true ? 'caller' : 'local');
+      // A clock or breaker passed in is user code.
+      [refused, thrown] = [error, true];
+    }
+    if (refused !== undefined || thrown) {
+      const verdict = attempt.call.signal?.aborted === true ? 'caller' : 'local';
+      return this.#failed(attempt, refused, verdict);
     }
     if (s.pace !== undefined) return this.#paced(attempt);
     return this.#capped(attempt);
@@ -313,7 +323,11 @@ export class Client implements Dependency {
    */
   #ended<T>(attempt: Attempt<T>, error: unknown): Promise<T> {
     const call = attempt.call;
-    if (attempt.number > 1 || call.maxAttempts <= 1) return rejection(error);
+    // A failure the loop would pass up untouched (a local refusal, an error that is no
+    // overload signal) does not enter it: under overload, most calls end here.
+    if (attempt.number > 1 || call.maxAttempts <= 1 || classifyError(error) === undefined) {
+      return rejection(error);
+    }
     return retriesAfter(attempt, error, {
       settings: this.#s,
       budget: this.budget,

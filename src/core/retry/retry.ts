@@ -130,6 +130,7 @@ export async function retryAfterFailure<T>(
   let failure = error;
   for (let attempt = 1; ; attempt++) {
     const delayMs = nextDelay(failure, attempt, options);
+    if (typeof delayMs !== 'number') throw delayMs.error;
     if (delayMs > 0) await (options.clock ?? systemClock).sleep(delayMs, signal);
     else if (signal.aborted) throw signal.reason;
     try {
@@ -142,18 +143,27 @@ export async function retryAfterFailure<T>(
   }
 }
 
-/** After a failed attempt: the wait before the next one, or throws what the caller should see. */
-function nextDelay(error: unknown, attempt: number, o: RetryOptions): number {
+/** What the caller should see instead of another attempt. */
+interface Ending {
+  readonly error: unknown;
+}
+
+/**
+ * After a failed attempt: the wait before the next one, or the {@link Ending} the caller
+ * should see. Returned, not thrown: V8 never optimises a function that always leaves by a
+ * throw (it tiers up on returns), and under overload this one gives up on almost every call.
+ */
+function nextDelay(error: unknown, attempt: number, o: RetryOptions): number | Ending {
   const c = (o.classify ?? classifyError)(error);
-  if (c === undefined) throw error;
+  if (c === undefined) return { error };
   const budget = o.budget;
   budget?.recordFailure();
   const ending = { error, c, attempts: attempt, o };
-  if (!c.retryable || (c.sent && o.idempotent !== true)) throw giveUp(ending);
+  if (!c.retryable || (c.sent && o.idempotent !== true)) return { error: giveUp(ending) };
   const maxAttempts = o.maxAttempts ?? 3;
-  if (attempt >= maxAttempts) throw giveUp(ending);
+  if (attempt >= maxAttempts) return { error: giveUp(ending) };
   const signal = o.signal;
-  if (signal?.aborted === true) throw signal.reason;
+  if (signal?.aborted === true) return { error: signal.reason };
   const clock = o.clock ?? systemClock;
   const d = o.deadline;
   const expiresAt = d === undefined ? Infinity : typeof d === 'number' ? d : d.expiresAt;
@@ -163,24 +173,28 @@ function nextDelay(error: unknown, attempt: number, o: RetryOptions): number {
     remainingMs: expiresAt === Infinity ? undefined : expiresAt - clock.now(),
   });
   if (!decision.ok) {
-    throw giveUp(
-      decision.reason === 'deadline'
-        ? { ...ending, deadlineReason: 'the wait before a retry would pass the deadline' }
-        : ending,
-    );
+    return {
+      error: giveUp(
+        decision.reason === 'deadline'
+          ? { ...ending, deadlineReason: 'the wait before a retry would pass the deadline' }
+          : ending,
+      ),
+    };
   }
   // Without a budget of its own, the loop spends the one the failure's dependency carries:
   // that dependency counted the attempt already, so only the withdrawal happens here.
   const spend = budget ?? budgetCarriedBy(error);
   if (spend !== undefined && !spend.tryRetry()) {
     const status = (error as { status?: unknown }).status;
-    throw new RetryBudgetExhaustedError({
-      attempts: attempt,
-      dependency: o.dependency ?? dependencyOf(error),
-      status: typeof status === 'number' ? status : undefined,
-      retryAfterMs: c.retryAfterMs,
-      cause: error,
-    });
+    return {
+      error: new RetryBudgetExhaustedError({
+        attempts: attempt,
+        dependency: o.dependency ?? dependencyOf(error),
+        status: typeof status === 'number' ? status : undefined,
+        retryAfterMs: c.retryAfterMs,
+        cause: error,
+      }),
+    };
   }
   o.onRetry?.({ attempt: attempt + 1, delayMs: decision.delayMs, error, signal: c.signal });
   return decision.delayMs;
