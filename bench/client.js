@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npm run bench:client`: what the caller's obligations cost without a network.
 //  1. retry + budget over a bare async call when the first attempt succeeds (target: ≤ 200 ns);
-//  2. dependency.call over a bare async call (the whole per-call bookkeeping, no target).
+//  2. dependency.call over a bare async call (the whole per-call bookkeeping, no target);
+//  3. a call refused at once by an open breaker, beside cockatiel's and opossum's open breakers
+//     and a bare rejection: what shedding costs the caller when it matters, under overload.
 // The caller-overhead target over a real fetch is bench/client-cpu.js.
 // Cases of a group run interleaved in one process (BENCHMARKS.md rule 4).
 // Usage: node bench/client.js [--rounds N] [--json]
@@ -9,6 +11,8 @@ import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { dependency } from '../dist/client/index.js';
 import { retry, retryBudget } from '../dist/index.js';
+import { circuitBreaker, ConsecutiveBreaker, handleAll } from 'cockatiel';
+import CircuitBreaker from 'opossum';
 import { runGroup, table } from './lib/micro.js';
 
 const { values } = parseArgs({
@@ -17,6 +21,34 @@ const { values } = parseArgs({
 const rounds = Number(values.rounds);
 
 const one = () => Promise.resolve(1);
+const noop = () => {};
+const overloaded = Object.assign(new Error('503'), { status: 503 });
+const failing = () => Promise.reject(overloaded);
+
+/** A dependency whose breaker has opened (5 failures in a row) and stays open for the run. */
+async function openDependency() {
+  const dep = dependency({
+    name: 'bench',
+    breaker: { openMs: 3_600_000 },
+    retry: false,
+  });
+  for (let i = 0; i < 40; i++) await dep.call(failing).catch(noop);
+  return dep;
+}
+
+/** cockatiel's breaker, opened by one failure and held open for the run. */
+async function openCockatiel() {
+  const policy = circuitBreaker(handleAll, {
+    halfOpenAfter: 3_600_000,
+    breaker: new ConsecutiveBreaker(1),
+  });
+  await policy.execute(failing).catch(noop);
+  return policy;
+}
+const [openDep, openPeer] = [await openDependency(), await openCockatiel()];
+// opossum's breaker around the same work, opened by hand and held open (no reset timer due).
+const openOpossum = new CircuitBreaker(one, { resetTimeout: 3_600_000 });
+openOpossum.open();
 
 /** @type {import('./lib/micro.js').Group[]} */
 const groups = [
@@ -65,6 +97,35 @@ const groups = [
           const options = { deadline: 5_000 };
           return () => dep.call(one, options);
         },
+      },
+    ],
+  },
+  {
+    name: 'a call refused by an open breaker',
+    note: 'Every case rejects at once and is caught. Spillway makes its refusal errors without a stack trace (docs/errors.md).',
+    cases: [
+      {
+        name: 'Promise.reject(e).catch()',
+        peer: true,
+        kind: 'async',
+        make: () => () => Promise.reject(overloaded).catch(noop),
+      },
+      {
+        name: 'dependency.call(fn), breaker open',
+        kind: 'async',
+        make: () => () => openDep.call(one).catch(noop),
+      },
+      {
+        name: 'cockatiel breaker.execute(fn), open',
+        peer: true,
+        kind: 'async',
+        make: () => () => openPeer.execute(one).catch(noop),
+      },
+      {
+        name: 'opossum breaker.fire(), open',
+        peer: true,
+        kind: 'async',
+        make: () => () => openOpossum.fire().catch(noop),
       },
     ],
   },
