@@ -213,7 +213,11 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
 
 /** What a served request does next: call every callee (in parallel), then answer. */
 function behaviourOf(answer: 'ok' | 'refuse', links: readonly Link[], server: SimServer) {
-  const refuse = (): Promise<void> => Promise.reject(server.refusalForAnswer());
+  // Thrown, not returned as a rejected promise: the server awaits the behaviour inside a try,
+  // and a promise rejected before anything listens costs Node's rejection tracking a round trip.
+  const refuse = (): never => {
+    throw server.refusalForAnswer();
+  };
   if (links.length === 0) return answer === 'refuse' ? refuse : () => undefined;
   return (request: { readonly expiresAt: number }): Promise<void> => {
     const calls =
