@@ -13,6 +13,7 @@ import {
   type Criticality,
 } from '../index.js';
 import { describe } from '../core/errors/config-error.js';
+import { rejectSoon } from '../core/internal/owned.js';
 import type { Attempt, Work } from './records.js';
 import type { AttemptScope } from './attempt-scope.js';
 import { mergeHeaders, type HeadersLike } from './propagation.js';
@@ -224,10 +225,13 @@ export class CallWork<T> implements Work<T> {
   }
 }
 
-/** What a throw inside an `async` function would have become: `error`, as a rejection. */
+/**
+ * What a throw inside an `async` function would have become: `error`, as a rejection — made a
+ * microtask late, once the caller listens, which under overload saves Node's rejection
+ * tracking on every refused call (`rejectSoon`).
+ */
 export function rejection(error: unknown): Promise<never> {
-  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passed on as thrown
-  return Promise.reject(error);
+  return rejectSoon(error);
 }
 
 /**

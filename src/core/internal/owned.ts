@@ -20,3 +20,4 @@ export {
   type OwnedConcurrencyLimit,
 } from '../concurrency-limit/concurrency-limit.js';
 export { retryAfterFailure } from '../retry/retry.js';
+export { rejectSoon } from './reject-soon.js';
