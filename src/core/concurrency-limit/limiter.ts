@@ -14,6 +14,7 @@ import {
   type Criticality,
 } from '../criticality/criticality.js';
 import { rejectionError, type RejectionReason } from '../errors/rejected-error.js';
+import { rejectSoon } from '../internal/reject-soon.js';
 import { Emitter } from '../events/emitter.js';
 import type { LimitSource } from './limit-source.js';
 import type { Partitions } from './partitions.js';
@@ -54,6 +55,11 @@ export interface Settings {
 }
 
 const neverAborted = new AbortController().signal;
+
+/** The error `run` rejects with for a refused acquire. */
+function refusalOf(r: Extract<AcquireResult, { ok: false }>): Error {
+  return rejectionError(r.reason, { retryAfterMs: r.retryAfterMs });
+}
 
 /** The limit itself: slots, the line, and what moves between them. */
 export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner {
@@ -111,6 +117,12 @@ export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner 
   }
 
   acquire(options?: AcquireOptions): Promise<AcquireResult> {
+    const r = this.#request(options);
+    return r instanceof QueuedAcquire ? r.result : Promise.resolve(r);
+  }
+
+  /** `acquire`'s answer as it stands: a slot or a refusal now, or a place in line. */
+  #request(options: AcquireOptions | undefined): AcquireResult | QueuedAcquire {
     let rank = 1;
     let expiresAt = Infinity;
     let signal: AbortSignal | undefined;
@@ -119,11 +131,9 @@ export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner 
       if (options.criticality !== undefined) rank = checkedCriticalityRank(options.criticality);
       const d = options.deadline;
       if (d !== undefined) expiresAt = typeof d === 'number' ? d : d.expiresAt;
-      if (signal?.aborted === true)
-        return Promise.resolve(this.#reject('aborted', rank, undefined));
+      if (signal?.aborted === true) return this.#reject('aborted', rank, undefined);
     }
-    const r = this.#take(rank, signal, expiresAt);
-    return r instanceof QueuedAcquire ? r.result : Promise.resolve(r);
+    return this.#take(rank, signal, expiresAt);
   }
 
   enter(criticality: Criticality, deadline: number): LinePlace {
@@ -166,8 +176,13 @@ export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner 
       const granted = this.#grantNow(1);
       if (granted.ok) return runHolding(granted.permit, fn, signal);
     }
-    return this.acquire(options).then((result) => {
-      if (!result.ok) throw rejectionError(result.reason, { retryAfterMs: result.retryAfterMs });
+    const r = this.#request(options);
+    // Answered at once (under overload, most often a refusal): nothing to wait for.
+    if (!(r instanceof QueuedAcquire)) {
+      return r.ok ? runHolding(r.permit, fn, signal) : rejectSoon(refusalOf(r));
+    }
+    return r.result.then((result) => {
+      if (!result.ok) throw refusalOf(result);
       return runHolding(result.permit, fn, signal);
     });
   }

@@ -12,6 +12,7 @@ import { GateClosedError } from '../errors/gate-closed-error.js';
 import { SpillwayConfigError } from '../errors/config-error.js';
 import { WaitLineFullError } from '../errors/wait-line-full-error.js';
 import { LineWaiter, WaitingLine, type WaiterOwner } from '../internal/waiting-line.js';
+import { rejectSoon } from '../internal/reject-soon.js';
 import { nonNegativeInteger, optionsObject, positiveInteger } from '../internal/validate.js';
 
 /** Options of {@link creditGate}. */
@@ -159,7 +160,7 @@ class Gate implements CreditGate, WaiterOwner {
       return open;
     }
     if (this.#line.size >= this.#maxWaiting) {
-      return Promise.reject(new WaitLineFullError({ maxWaiting: this.#maxWaiting }));
+      return rejectSoon(new WaitLineFullError({ maxWaiting: this.#maxWaiting }));
     }
     return this.#line.join(new LineWaiter(this, 1, signal));
   }

@@ -21,6 +21,7 @@ import {
 } from '../internal/validate.js';
 import { SpillwayConfigError } from '../errors/config-error.js';
 import { LineWaiter, WaitingLine, type WaiterOwner } from '../internal/waiting-line.js';
+import { rejectSoon } from '../internal/reject-soon.js';
 import { LagReader } from './lag-reader.js';
 
 import type {
@@ -121,10 +122,10 @@ class Gate implements LagGate, WaiterOwner {
     const d = this.tryAdmit(n);
     if (d.ok) return granted;
     if (d.retryAfterMs > maxWaitMs) {
-      return Promise.reject(new BacklogFullError({ by: 'gate', retryAfterMs: d.retryAfterMs }));
+      return rejectSoon(new BacklogFullError({ by: 'gate', retryAfterMs: d.retryAfterMs }));
     }
     if (this.#line.size >= this.#maxWaiting) {
-      return Promise.reject(
+      return rejectSoon(
         new WaitLineFullError({ maxWaiting: this.#maxWaiting, retryAfterMs: d.retryAfterMs }),
       );
     }

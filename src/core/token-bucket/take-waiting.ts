@@ -10,6 +10,7 @@ import { SpillwayArgumentError } from '../errors/argument-error.js';
 import { RateLimitedError } from '../errors/rate-limited-error.js';
 import { DeadlineExceededError } from '../errors/rejected-error.js';
 import { WaitLineFullError } from '../errors/wait-line-full-error.js';
+import { rejectSoon } from '../internal/reject-soon.js';
 import type { PacingLine, WaitTally } from './pacing-line.js';
 import { takeProblem } from './token-bucket-math.js';
 
@@ -104,7 +105,7 @@ export function takeWaiting(
   const { n, signal, expiresAt } = t;
   if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
   const now = host.clock.now();
-  if (expiresAt <= now) return Promise.reject(new DeadlineExceededError());
+  if (expiresAt <= now) return rejectSoon(new DeadlineExceededError());
   const line = host.lineFor(key);
   let ms: number;
   if (line === undefined || line.size === 0) {
@@ -115,14 +116,14 @@ export function takeWaiting(
   } else {
     ms = line.waitBehind(n, now);
   }
-  if (now + ms > expiresAt) return Promise.reject(new DeadlineExceededError());
+  if (now + ms > expiresAt) return rejectSoon(new DeadlineExceededError());
   if (ms > t.maxWaitMs) {
     host.refused(key, n, ms);
-    return Promise.reject(new RateLimitedError(ms));
+    return rejectSoon(new RateLimitedError(ms));
   }
   const joined = host.tally.waiting < host.maxWaiting ? (line ?? host.openLine(key)) : undefined;
   if (joined === undefined) {
-    return Promise.reject(new WaitLineFullError({ maxWaiting: host.maxWaiting, retryAfterMs: ms }));
+    return rejectSoon(new WaitLineFullError({ maxWaiting: host.maxWaiting, retryAfterMs: ms }));
   }
   return joined.join(n, signal, ms);
 }
