@@ -132,7 +132,8 @@ export class Client implements Dependency {
           : s.breakerGate?.enter(attempt, s.name);
     } catch (error) {
       // A clock or breaker passed in is user code.
-      [refused, thrown] = [error, true];
+      refused = error;
+      thrown = true;
     }
     if (refused !== undefined || thrown) {
       const verdict = attempt.call.signal?.aborted === true ? 'caller' : 'local';

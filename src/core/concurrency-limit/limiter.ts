@@ -13,8 +13,7 @@ import {
   criticalityRank,
   type Criticality,
 } from '../criticality/criticality.js';
-import { rejectionError, type RejectionReason } from '../errors/rejected-error.js';
-import { rejectSoon } from '../internal/reject-soon.js';
+import type { RejectionReason } from '../errors/rejected-error.js';
 import { Emitter } from '../events/emitter.js';
 import type { LimitSource } from './limit-source.js';
 import type { Partitions } from './partitions.js';
@@ -25,7 +24,7 @@ import {
   settledPlace,
   type WaiterOwner,
 } from './queued-acquire.js';
-import { feed, runHolding } from './run-holding.js';
+import { feed, runAnswered, runHolding, runSignal } from './run-holding.js';
 import type {
   AcquireEvent,
   AcquireOptions,
@@ -52,13 +51,6 @@ export interface Settings {
   readonly codelTargetMs: number;
   readonly codelIntervalMs: number;
   readonly clock: Clock;
-}
-
-const neverAborted = new AbortController().signal;
-
-/** The error `run` rejects with for a refused acquire. */
-function refusalOf(r: Extract<AcquireResult, { ok: false }>): Error {
-  return rejectionError(r.reason, { retryAfterMs: r.retryAfterMs });
 }
 
 /** The limit itself: slots, the line, and what moves between them. */
@@ -160,15 +152,10 @@ export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner 
   }
 
   run<T>(fn: Work<T>, options?: AcquireOptions): Promise<T> {
-    const d = options?.deadline;
-    const signal =
-      options?.signal ??
-      (typeof d === 'object' && 'signal' in d && d.signal instanceof AbortSignal
-        ? d.signal
-        : neverAborted);
+    const signal = runSignal(options);
     // Fast path: a free slot and nothing to check costs no extra await.
     if (
-      d === undefined &&
+      options?.deadline === undefined &&
       !signal.aborted &&
       this.#line.size === 0 &&
       this.#active < this.#limitNow()
@@ -177,14 +164,7 @@ export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner 
       if (granted.ok) return runHolding(granted.permit, fn, signal);
     }
     const r = this.#request(options);
-    // Answered at once (under overload, most often a refusal): nothing to wait for.
-    if (!(r instanceof QueuedAcquire)) {
-      return r.ok ? runHolding(r.permit, fn, signal) : rejectSoon(refusalOf(r));
-    }
-    return r.result.then((result) => {
-      if (!result.ok) throw refusalOf(result);
-      return runHolding(result.permit, fn, signal);
-    });
+    return runAnswered(r instanceof QueuedAcquire ? r.result : r, fn, signal);
   }
 
   takeSlot(): boolean {
