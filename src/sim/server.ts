@@ -12,14 +12,15 @@ import {
   concurrencyLimit,
   DependencyOverloadedError,
   gradientLimit,
-  rejectionError,
   vegasLimit,
   type ConcurrencyLimit,
   type LimitSource,
   type RetrySignal,
 } from '../index.js';
 import { setMaxListeners } from 'node:events';
-import { refusalFromError } from '../http/index.js';
+import { refusalFromError, refusalTable, retryAfterSeconds, type Refusal } from '../http/index.js';
+import { refusalOfRejection } from '../http/refusal-of-rejection.js';
+import { statedWaitMs } from '../http/refusal-response.js';
 import type { SimClock } from './sim-clock.js';
 import type { Random } from './random.js';
 import type { SimLimit } from './types.js';
@@ -58,6 +59,12 @@ export interface ServerParts {
   readonly restartable?: boolean;
 }
 
+/**
+ * Distinct refusals a server keeps made (signals × the whole seconds of `Retry-After`: a
+ * handful in practice).
+ */
+export const maxAnswers = 64;
+
 /** Longest a request waits in a plain server's line: it never gives up on one. */
 const plainWaitMs = 24 * 3_600_000;
 
@@ -72,6 +79,8 @@ export class SimServer {
   };
   behaviour: Behaviour = () => undefined;
   readonly #p: ServerParts;
+  /** Each distinct refusal, made once (see `#refusal`). */
+  readonly #answers = new Map<string, DependencyOverloadedError>();
   readonly #slots: ConcurrencyLimit;
   #restart: AbortController | undefined;
   #downUntil = -Infinity;
@@ -115,7 +124,8 @@ export class SimServer {
       const g = await p.guard.acquire({ deadline: request.expiresAt });
       if (!g.ok) {
         c.refused++;
-        throw this.#passedUp(rejectionError(g.reason, { retryAfterMs: g.retryAfterMs }));
+        // As the guard answers its own limit's refusal (never `aborted`: nothing aborts it).
+        throw this.#answer(refusalOfRejection(g)!);
       }
       guardPermit = g.permit;
     }
@@ -143,20 +153,34 @@ export class SimServer {
     }
   }
 
-  /** The refusal a leaf set to `answer: 'refuse'` answers with (a bare 503). */
+  /**
+   * The refusal a leaf set to `answer: 'refuse'` answers with: a bare 503 (no `Retry-After`, no
+   * signal field), which the client reads as `elsewhere`.
+   */
   refusalForAnswer(): DependencyOverloadedError {
-    return this.#refusal('later');
+    return this.#refusal('elsewhere');
   }
 
-  /** A 503 with `signal`, as the caller's client reads it. */
+  /**
+   * A 503 with `signal`, as the caller's client reads it. An answer is a value, like the
+   * response the guard builds once per reason and writes again and again: each distinct one is
+   * made once per server and frozen (so no caller marks it, and `carryBudget` leaves it alone),
+   * instead of an error object per refusal — which cost a third of a refused request. Past
+   * {@link maxAnswers} distinct answers, each is made afresh.
+   */
   #refusal(signal: RetrySignal, retryAfterMs?: number): DependencyOverloadedError {
+    const key = retryAfterMs === undefined ? signal : `${signal} ${retryAfterMs}`;
+    const known = this.#answers.get(key);
+    if (known !== undefined) return known;
     const name = this.#p.name;
-    return new DependencyOverloadedError(`${name} refused the request (503)`, {
+    const answer = new DependencyOverloadedError(`${name} refused the request (503)`, {
       signal,
       retryAfterMs,
       dependency: name,
       status: 503,
     });
+    if (this.#answers.size < maxAnswers) this.#answers.set(key, Object.freeze(answer));
+    return answer;
   }
 
   /** What the caller receives for a failure here: the guard's refusal for it, or a 500. */
@@ -166,8 +190,30 @@ export class SimServer {
     }
     const refusal = refusalFromError(error);
     if (refusal === undefined) return new Error(`${this.#p.name} failed (500)`, { cause: error });
-    return this.#refusal(refusal.signal ?? 'later', refusal.retryAfterMs);
+    return this.#answer(refusal);
   }
+
+  /** The guard's answer to `refusal`, as the caller's client reads it (see `answerOf`). */
+  #answer(refusal: Refusal): DependencyOverloadedError {
+    const a = answerOf(refusal);
+    return this.#refusal(a.signal, a.retryAfterMs);
+  }
+}
+
+/**
+ * What the caller's client reads from the guard's answer to `refusal`: the reason's default
+ * signal unless the refusal names one, and for `later` the wait the guard states, as
+ * `Retry-After` carries it (whole seconds; the client reads that header before the body).
+ * Tested against the real response read by the real client.
+ */
+export function answerOf(refusal: Refusal): {
+  readonly signal: RetrySignal;
+  readonly retryAfterMs: number | undefined;
+} {
+  const signal = refusal.signal ?? refusalTable[refusal.reason].signal ?? 'later';
+  const retryAfterMs =
+    signal === 'later' ? retryAfterSeconds(statedWaitMs(refusal.retryAfterMs)) * 1000 : undefined;
+  return { signal, retryAfterMs };
 }
 
 /** The guard's limit: a number, or a fresh adaptive limit by name. */
