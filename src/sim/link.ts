@@ -12,15 +12,16 @@ import {
   DependencyTimeoutError,
   SpillwayConfigError,
   type AdaptiveThrottleOptions,
+  type TimerHandle,
 } from '../index.js';
 import { nonNegativeNumber, positiveInteger, positiveNumber } from '../core/internal/validate.js';
 import type { Random } from './random.js';
 import type { SimClock } from './sim-clock.js';
-import type { SimRequest, SimServer } from './server.js';
+import type { Done, SimRequest, SimServer } from './server.js';
 import type { RetryPolicy } from './types.js';
 
-/** Calls one server; resolves on success, rejects with what the caller got. */
-export type Link = (expiresAt: number) => Promise<void>;
+/** Calls one server for a request due by `expiresAt`; `done` gets what the caller got. */
+export type Link = (expiresAt: number, done: Done) => void;
 
 /** Builds the link to `server` for `policy` (checked here, named under `option`). */
 export function link(
@@ -60,33 +61,33 @@ export function link(
   );
 }
 
-/** One attempt at `server`, given up (rejected, the request marked abandoned) when `signal` aborts. */
+/**
+ * One attempt at `server` as `dependency().call()`'s work: settles with the server's answer,
+ * or rejects with the signal's reason (the request marked abandoned) when `signal` aborts.
+ */
 function attempt(
   server: SimServer,
   expiresAt: number,
   signal: AbortSignal | undefined,
 ): Promise<void> {
-  const request: SimRequest = { expiresAt, abandoned: false };
-  const served = server.handle(request);
-  if (signal === undefined) return served;
   return new Promise<void>((resolve, reject) => {
+    const request: SimRequest = { expiresAt, abandoned: false };
+    let settled = false;
     const onAbort = (): void => {
+      settled = true;
       request.abandoned = true;
-      reject(signal.reason as Error);
+      reject(signal!.reason as Error);
     };
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    served.then(
-      () => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passed on as received
-        reject(error);
-      },
-    );
+    server.handle(request, (failure) => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      if (failure === undefined) resolve();
+      else reject(failure);
+    });
+    if (settled || signal === undefined) return;
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -132,11 +133,17 @@ function spillwayLink(
     if (left === undefined) return attempt(server, Infinity, undefined);
     return attempt(server, clock.now() + left, ctx.signal);
   };
-  return (expiresAt) =>
-    dep.call(
-      work,
-      expiresAt === Infinity ? callOptions : { idempotent: true, deadline: { expiresAt } },
-    );
+  return (expiresAt, done) => {
+    void dep
+      .call(
+        work,
+        expiresAt === Infinity ? callOptions : { idempotent: true, deadline: { expiresAt } },
+      )
+      .then(
+        () => done(undefined),
+        (error: unknown) => done(error as Error),
+      );
+  };
 }
 
 function naiveLink(p: {
@@ -147,35 +154,45 @@ function naiveLink(p: {
   readonly delayMs: number;
 }): Link {
   const { clock, server, timeoutMs, maxAttempts, delayMs } = p;
-  const once = (): Promise<void> => {
-    if (timeoutMs === Infinity) return attempt(server, Infinity, undefined);
+  // One value for every timeout of this link, as a refusal is one per answer (see SimServer).
+  const timedOut = Object.freeze(new DependencyTimeoutError({ timeoutMs }));
+  /** One attempt: the server's answer, or the timeout's if it comes first. */
+  const once = (done: Done): void => {
     const request: SimRequest = { expiresAt: Infinity, abandoned: false };
-    return new Promise<void>((resolve, reject) => {
-      const timer = clock.setTimer(timeoutMs, () => {
-        request.abandoned = true;
-        reject(new DependencyTimeoutError({ timeoutMs }));
-      });
-      server.handle(request).then(
-        () => {
-          clock.clearTimer(timer);
-          resolve();
-        },
-        (error: unknown) => {
-          clock.clearTimer(timer);
-          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passed on as received
-          reject(error);
-        },
-      );
+    if (timeoutMs === Infinity) return server.handle(request, done);
+    let timer: TimerHandle | undefined = clock.setTimer(timeoutMs, () => {
+      timer = undefined;
+      request.abandoned = true;
+      done(timedOut);
+    });
+    server.handle(request, (failure) => {
+      if (timer === undefined) return;
+      clock.clearTimer(timer);
+      timer = undefined;
+      done(failure);
     });
   };
-  return async () => {
-    for (let n = 1; ; n++) {
-      try {
-        return await once();
-      } catch (error) {
-        if (n >= maxAttempts) throw error;
-        if (delayMs > 0) await clock.sleep(delayMs);
-      }
-    }
+  return (_expiresAt, done) => {
+    let attempts = 0;
+    // An attempt answered at once (a refusal at the door) is followed by the next in the loop
+    // below, not from inside its callback: any `maxAttempts` runs in a bounded stack.
+    let looping = false;
+    let again = false;
+    const attemptAgain = (): void => {
+      looping = true;
+      do {
+        again = false;
+        attempts++;
+        once(answered);
+      } while (again);
+      looping = false;
+    };
+    const answered = (failure: Error | undefined): void => {
+      if (failure === undefined || attempts >= maxAttempts) return done(failure);
+      if (delayMs > 0) clock.setTimer(delayMs, attemptAgain);
+      else if (looping) again = true;
+      else attemptAgain();
+    };
+    attemptAgain();
   };
 }

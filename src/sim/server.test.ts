@@ -29,6 +29,11 @@ async function readByClient(refusal: Refusal) {
   return { signal: read!.signal, retryAfterMs: read!.retryAfterMs };
 }
 
+/** Sends `request` to `s`; resolves with what the caller got (`undefined`: success). */
+function send(s: SimServer, expiresAt = Infinity): Promise<Error | undefined> {
+  return new Promise((resolve) => s.handle({ expiresAt, abandoned: false }, resolve));
+}
+
 function server(clock: SimClock, name = 's') {
   return new SimServer({
     name,
@@ -62,11 +67,11 @@ describe("a simulated server's refusals", () => {
   it("answer the guard's own refusals as the guard does: capacity `later` with its wait, a spent deadline `never`", async () => {
     const clock = new SimClock(100);
     const s = server(clock);
-    const served = s.handle({ expiresAt: Infinity, abandoned: false });
-    const full = s.handle({ expiresAt: Infinity, abandoned: false }).catch((e: unknown) => e);
-    const spent = s.handle({ expiresAt: 0, abandoned: false }).catch((e: unknown) => e);
+    const served = send(s);
+    const full = send(s);
+    const spent = send(s, 0);
     await clock.run(1_000);
-    await expect(served).resolves.toBeUndefined();
+    expect(await served).toBeUndefined();
     expect(await full).toMatchObject({ signal: 'later', retryAfterMs: 1_000, dependency: 's' });
     expect(await spent).toMatchObject({ signal: 'never', retryAfterMs: undefined });
     expect(await full).toBeInstanceOf(DependencyOverloadedError);
@@ -75,12 +80,12 @@ describe("a simulated server's refusals", () => {
   it('are made once per distinct answer and frozen, so no caller marks them', async () => {
     const clock = new SimClock(100);
     const s = server(clock);
-    const served = s.handle({ expiresAt: Infinity, abandoned: false });
-    const a = s.handle({ expiresAt: Infinity, abandoned: false }).catch((e: unknown) => e);
-    const b = s.handle({ expiresAt: Infinity, abandoned: false }).catch((e: unknown) => e);
+    const served = send(s);
+    const a = send(s);
+    const b = send(s);
     await clock.run(1_000);
-    await served;
-    const first = await a;
+    expect(await served).toBeUndefined();
+    const first = (await a)!;
     expect(await b).toBe(first);
     expect(Object.isFrozen(first)).toBe(true);
     carryBudget(first, retryBudget());

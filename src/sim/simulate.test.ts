@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SpillwayConfigError } from '../index.js';
-import { SimEventsFullError, simulate, type SimulationOptions } from './index.js';
+import { SimEventsFullError, simulate, type RetryPolicy, type SimulationOptions } from './index.js';
 
 const base: SimulationOptions = {
   seed: 7,
@@ -42,6 +42,16 @@ const base: SimulationOptions = {
   ],
 };
 
+/** One stream of users at `to`, arriving evenly. */
+function users(
+  to: string,
+  ratePerSec: number,
+  retry: RetryPolicy,
+  deadlineMs: number,
+): SimulationOptions['clients'] {
+  return [{ name: 'u', to, deadlineMs, arrivals: { ratePerSec, process: 'constant' }, retry }];
+}
+
 afterEach(() => vi.restoreAllMocks());
 
 describe('simulate', () => {
@@ -63,15 +73,7 @@ describe('simulate', () => {
     const r = await simulate({
       durationMs: 1_000,
       nodes: [{ name: 's', slots: 1, maxQueue: 0, serviceTime: { kind: 'constant', ms: 100 } }],
-      clients: [
-        {
-          name: 'u',
-          to: 's',
-          deadlineMs: 1_000,
-          arrivals: { ratePerSec: 100, process: 'constant' },
-          retry: { kind: 'none' },
-        },
-      ],
+      clients: users('s', 100, { kind: 'none' }, 1_000),
     });
     expect(r.nodes['s']!.refused).toBeGreaterThan(80);
     expect(r.nodes['s']!.served).toBe(10);
@@ -101,6 +103,36 @@ describe('simulate', () => {
     // At 500 ms (the restart's timer goes first), 4 served, 1 in service, 5 waiting: refused;
     // 4 arrive while down (500, 550, 600, 650 ms): refused.
     expect(restarted).toMatchObject({ received: 20, refused: 9, served: 11 });
+  });
+
+  it('runs a chain as deep as allowed, and retries answered at once, in a bounded stack', async () => {
+    // Answers travel up by callbacks: a 1,000-node chain passes its leaf's refusal up through
+    // every node in one go, and 100,000 naive attempts refused at the door follow each other.
+    const n = 1_000;
+    const nodes = Array.from({ length: n }, (_, i) => ({
+      name: `n${i}`,
+      slots: 10,
+      maxQueue: 0,
+      serviceTime: { kind: 'constant' as const, ms: 0.1 },
+      ...(i < n - 1
+        ? { calls: [{ to: `n${i + 1}`, retry: { kind: 'none' as const } }] }
+        : { answer: 'refuse' as const }),
+    }));
+    const deep = await simulate({
+      durationMs: 100,
+      drainMs: 1_000,
+      nodes,
+      clients: users('n0', 50, { kind: 'none' }, 10_000),
+    });
+    expect(deep.nodes[`n${n - 1}`]!.received).toBe(5);
+    expect(deep.clients['u']).toMatchObject({ actions: 5, failed: 5 });
+    const retried = await simulate({
+      durationMs: 1,
+      drainMs: 0,
+      nodes: [{ name: 's', slots: 1, maxQueue: 0, serviceTime: { kind: 'constant', ms: 1_000 } }],
+      clients: users('s', 2_000, { kind: 'naive', maxAttempts: 100_000 }, 10),
+    });
+    expect(retried.nodes['s']!.received).toBe(1 + 100_000);
   });
 
   it('fails the run when the event list is full', async () => {

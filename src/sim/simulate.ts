@@ -18,7 +18,7 @@ import {
 import { arrivalsOf, startArrivals } from './arrivals.js';
 import { link, type Link } from './link.js';
 import { forkRandom } from './random.js';
-import { guardLimit, SimServer } from './server.js';
+import { guardLimit, SimServer, type Behaviour } from './server.js';
 import { serviceSampler } from './service-time.js';
 import { SimClock } from './sim-clock.js';
 import type { ClientResult, NodeResult, SimulationOptions, SimulationResult } from './types.js';
@@ -164,12 +164,12 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
         const b = Math.min(Math.floor(start / bucketMs), maxBuckets - 1);
         k.actions++;
         k.offered[b] = (k.offered[b] ?? 0) + 1;
-        to(expiresAt).then(() => {
+        to(expiresAt, (failure) => {
           // An answer after the user stopped waiting is no answer.
-          if (clock.now() > expiresAt) return fail();
+          if (failure !== undefined || clock.now() > expiresAt) return fail();
           k.succeeded++;
           k.goodput[b] = (k.goodput[b] ?? 0) + 1;
-        }, fail);
+        });
       },
     });
   }
@@ -212,21 +212,32 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
 }
 
 /** What a served request does next: call every callee (in parallel), then answer. */
-function behaviourOf(answer: 'ok' | 'refuse', links: readonly Link[], server: SimServer) {
-  // Thrown, not returned as a rejected promise: the server awaits the behaviour inside a try,
-  // and a promise rejected before anything listens costs Node's rejection tracking a round trip.
-  const refuse = (): never => {
-    throw server.refusalForAnswer();
-  };
-  if (links.length === 0) return answer === 'refuse' ? refuse : () => undefined;
-  return (request: { readonly expiresAt: number }): Promise<void> => {
-    const calls =
-      links.length === 1
-        ? links[0]!(request.expiresAt)
-        : Promise.all(links.map((l) => l(request.expiresAt)));
-    return answer === 'refuse'
-      ? calls.then(refuse)
-      : (calls as Promise<unknown>).then(() => undefined);
+function behaviourOf(
+  answer: 'ok' | 'refuse',
+  links: readonly Link[],
+  server: SimServer,
+): Behaviour {
+  const refused = answer === 'refuse';
+  if (links.length === 0) {
+    return refused
+      ? (_request, done) => done(server.refusalForAnswer())
+      : (_request, done) => done(undefined);
+  }
+  return (request, done) => {
+    // The callees' answers in: the first failure is passed up at once (the others still run).
+    const called = (failure: Error | undefined): void => {
+      if (failure !== undefined) done(failure);
+      else done(refused ? server.refusalForAnswer() : undefined);
+    };
+    if (links.length === 1) return links[0]!(request.expiresAt, called);
+    let left = links.length;
+    let failed = false;
+    const each = (failure: Error | undefined): void => {
+      if (failed) return;
+      if (failure !== undefined) failed = true;
+      if (failure !== undefined || --left === 0) called(failure);
+    };
+    for (const l of links) l(request.expiresAt, each);
   };
 }
 
