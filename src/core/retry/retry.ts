@@ -15,6 +15,7 @@ import { DependencyOverloadedError, type RetrySignal } from '../errors/overloade
 import { RetryBudgetExhaustedError } from '../errors/retry-budget-error.js';
 import { summaryOf } from '../errors/failure-summary.js';
 import { clockLike } from '../internal/validate.js';
+import { rejectSoon } from '../internal/reject-soon.js';
 import { backoff, isBackoff, type Backoff, type BackoffOptions } from '../backoff/backoff.js';
 import { budgetCarriedBy, isRetryBudget, type RetryBudget } from '../retry-budget/retry-budget.js';
 import { classifyError, type RetryClass } from './classify.js';
@@ -119,20 +120,35 @@ export async function retry<T>(
  * (`dependency()`: no options object, no extra promise). `options` are trusted as checked, and
  * the first attempt's request is already recorded in the budget.
  *
+ * The first decision is made before any `async` function is entered: under overload most
+ * calls end at it (the budget or the deadline says no), and an `async` function that rejects
+ * before its caller listens costs Node's rejection tracking a round trip; the refusal is
+ * answered a microtask late instead (`rejectSoon`), once the caller listens.
+ *
  * @internal
  */
-export async function retryAfterFailure<T>(
+export function retryAfterFailure<T>(
   fn: (context: RetryContext) => T | PromiseLike<T>,
   error: unknown,
   options: RetryOptions,
 ): Promise<T> {
+  const delayMs = nextDelay(error, 1, options);
+  if (typeof delayMs !== 'number') return rejectSoon(delayMs.error);
+  return retries(fn, delayMs, options);
+}
+
+/** The loop once a retry is due after `delayMs`: waits, tries, and decides again. */
+async function retries<T>(
+  fn: (context: RetryContext) => T | PromiseLike<T>,
+  firstDelayMs: number,
+  options: RetryOptions,
+): Promise<T> {
   const signal = options.signal ?? neverAborted;
-  let failure = error;
+  let delayMs = firstDelayMs;
   for (let attempt = 1; ; attempt++) {
-    const delayMs = nextDelay(failure, attempt, options);
-    if (typeof delayMs !== 'number') throw delayMs.error;
     if (delayMs > 0) await (options.clock ?? systemClock).sleep(delayMs, signal);
     else if (signal.aborted) throw signal.reason;
+    let failure: unknown;
     try {
       const value = await fn({ attempt: attempt + 1, signal });
       options.budget?.recordSuccess();
@@ -140,6 +156,9 @@ export async function retryAfterFailure<T>(
     } catch (e) {
       failure = e;
     }
+    const next = nextDelay(failure, attempt + 1, options);
+    if (typeof next !== 'number') throw next.error;
+    delayMs = next;
   }
 }
 
