@@ -15,6 +15,7 @@ import {
   type TimerHandle,
 } from '../index.js';
 import { nonNegativeNumber, positiveInteger, positiveNumber } from '../core/internal/validate.js';
+import { rejectSoon } from '../core/internal/reject-soon.js';
 import type { Random } from './random.js';
 import type { SimClock } from './sim-clock.js';
 import type { Done, SimRequest, SimServer } from './server.js';
@@ -61,31 +62,45 @@ export function link(
   );
 }
 
+/** What an attempt answered with success at once resolves to. */
+const servedAtOnce = Promise.resolve();
+
 /**
  * One attempt at `server` as `dependency().call()`'s work: settles with the server's answer,
- * or rejects with the signal's reason (the request marked abandoned) when `signal` aborts.
+ * or rejects with the signal's reason (the request marked abandoned) when `signal` aborts. An
+ * answer given at once (a refusal at the door) needs no promise of its own; a refusal is then
+ * made a microtask late, once the client listens (`rejectSoon`), as the client's own are.
  */
 function attempt(
   server: SimServer,
   expiresAt: number,
   signal: AbortSignal | undefined,
 ): Promise<void> {
+  const request: SimRequest = { expiresAt, abandoned: false };
+  let atOnce = false;
+  let failedAtOnce: Error | undefined;
+  let later: Done | undefined;
+  server.handle(request, (failure) => {
+    if (later !== undefined) return later(failure);
+    atOnce = true;
+    failedAtOnce = failure;
+  });
+  if (atOnce) return failedAtOnce === undefined ? servedAtOnce : rejectSoon(failedAtOnce);
   return new Promise<void>((resolve, reject) => {
-    const request: SimRequest = { expiresAt, abandoned: false };
     let settled = false;
     const onAbort = (): void => {
       settled = true;
       request.abandoned = true;
       reject(signal!.reason as Error);
     };
-    server.handle(request, (failure) => {
+    later = (failure) => {
       if (settled) return;
       settled = true;
       signal?.removeEventListener('abort', onAbort);
       if (failure === undefined) resolve();
       else reject(failure);
-    });
-    if (settled || signal === undefined) return;
+    };
+    if (signal === undefined) return;
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
   });

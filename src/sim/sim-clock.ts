@@ -46,6 +46,8 @@ export class SimClock implements Clock {
   #fired = 0;
   readonly #heap: Event[] = [];
   readonly #maxEvents: number;
+  /** The first refusal of a timer for want of room: it fails the run, whoever caught it. */
+  #overflow: SimEventsFullError | undefined;
 
   /** `maxEvents`: most events pending at once; one more is refused with {@link SimEventsFullError}. */
   constructor(maxEvents: number) {
@@ -73,7 +75,8 @@ export class SimClock implements Clock {
 
   setTimer(ms: number, fn: () => void): TimerHandle {
     const heap = this.#heap;
-    if (heap.length >= this.#maxEvents) throw new SimEventsFullError(this.#maxEvents);
+    if (heap.length >= this.#maxEvents)
+      throw (this.#overflow ??= new SimEventsFullError(this.#maxEvents));
     const e: Event = {
       due: this.#now + (ms > 0 ? ms : 0),
       seq: this.#seq++,
@@ -112,6 +115,13 @@ export class SimClock implements Clock {
       const stackTraceLimit = Error.stackTraceLimit;
       let sinceYield = 0;
       const step = (): void => {
+        // An event list that overflowed fails the run, even where the primitive that set the
+        // timer turned the throw into a failed request.
+        if (this.#overflow !== undefined) {
+          Error.stackTraceLimit = stackTraceLimit;
+          reject(this.#overflow);
+          return;
+        }
         const e = heap[0];
         if (e === undefined || e.due > untilMs) {
           Error.stackTraceLimit = stackTraceLimit;
