@@ -17,7 +17,8 @@ describe('rejectSoon', () => {
     const adopted = Promise.resolve().then(() => {
       const q = rejectSoon(error);
       const then = q.then.bind(q);
-      Object.defineProperty(q, 'then', {
+      // The adopting job calls this `then` (an own property shadows the prototype's).
+      void Object.defineProperty(q, 'then', {
         value: (...handlers: Parameters<typeof then>) => {
           pendingWhenAdopted = inspect(q).includes('<pending>');
           return then(...handlers);
