@@ -34,7 +34,7 @@ Scenarios:
   metastable   a service at load L loses 80 % of its capacity for T seconds. For each retry
                policy, an 8 × 8 grid over L and T: does goodput come back (≥ 0.95 ×
                min(L, 1)) within 60 s of the trigger's end? Red cells are the metastable
-               region. Takes about half a minute.
+               region. Takes a few seconds.
   spike        the demo's shapes: a server of 10 slots × 30 ms offered 1.5× and 10× its
                capacity by callers who wait 1 s, naive (unbounded line) and bounded
                (concurrencyLimit 10, maxQueue 10, maxQueueWaitMs 50). G (goodput over
