@@ -3,6 +3,9 @@
 // scenario's, the full metastable grid's wall time, and the event list on its own beside
 // `spillway/testing`'s virtual clock (which flushes promise callbacks with setImmediate).
 //
+// A last column gives the user actions (arrivals) a wall second: where a caller's breaker keeps
+// them from every server (the chain's `defaults` row) requests are few and say little.
+//
 // Each run is made --runs times in this process: the first is cold (the JIT compiles as it
 // goes; what one `spillway sim` run sees), the median of the others warm (what a sweep of many
 // runs sees). Speed depends on the Node version as much as on the code (an AbortSignal, made
@@ -86,17 +89,23 @@ function spikeOptions(server, shape) {
 /** `runs` runs of `options`: requests, events, and simulated requests per wall second of each. */
 async function measure(options) {
   const perSec = [];
+  const actionsPerSec = [];
   let requests = 0;
+  let actions = 0;
   let events = 0;
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
     const r = await lib.simulate(options);
     const ms = performance.now() - t0;
     requests = Object.values(r.nodes).reduce((n, x) => n + x.received, 0);
+    actions = Object.values(r.clients).reduce((n, x) => n + x.actions, 0);
     events = r.events;
     perSec.push((requests / ms) * 1000);
+    actionsPerSec.push((actions / ms) * 1000);
   }
-  return { requests, events, cold: perSec[0], warm: median(perSec.slice(1)), perSec };
+  const warm = median(perSec.slice(1));
+  const warmActions = median(actionsPerSec.slice(1));
+  return { requests, actions, events, cold: perSec[0], warm, warmActions, perSec };
 }
 
 const rows = [];
@@ -105,7 +114,7 @@ const show = (row) => {
   rows.push(row);
   if (!opts.json) {
     console.log(
-      `  ${row.scenario.padEnd(7)} ${row.run.padEnd(28)} ${String(row.requests).padStart(8)} ${String(row.events).padStart(8)} ${fmt(row.cold)} ${fmt(row.warm)}`,
+      `  ${row.scenario.padEnd(7)} ${row.run.padEnd(28)} ${String(row.requests).padStart(8)} ${String(row.events).padStart(8)} ${fmt(row.cold)} ${fmt(row.warm)} ${fmt(row.warmActions)}`,
     );
   }
 };
@@ -113,9 +122,10 @@ if (!opts.json) {
   console.log(
     `${cpus()[0]?.model ?? 'CPU'} × ${cpus().length}, Node ${process.version}, ${runs} runs each`,
   );
-  console.log('simulated requests per second of wall time (requests = attempts at every server):');
+  console.log('simulated requests per second of wall time (requests = attempts at every server;');
+  console.log('user actions = what the users sent, counted whether or not a caller let them out):');
   console.log(
-    `  ${'scenario'.padEnd(7)} ${'run'.padEnd(28)} ${'requests'.padStart(8)} ${'events'.padStart(8)} ${'cold'.padStart(9)} ${'warm'.padStart(9)}`,
+    `  ${'scenario'.padEnd(7)} ${'run'.padEnd(28)} ${'requests'.padStart(8)} ${'events'.padStart(8)} ${'cold'.padStart(9)} ${'warm'.padStart(9)} ${'actions/s'.padStart(9)}`,
   );
 }
 for (const overloaded of [false, true]) {
