@@ -113,6 +113,21 @@ describe('a dependency inside a request', () => {
     });
   });
 
+  it('builds the fields when the function reads them, as they stood when the attempt started', async () => {
+    const clock = createVirtualClock();
+    const dep = dependency({ name: 'db', clock });
+    const read = runInContext(request(clock), () =>
+      dep.call(async (ctx) => {
+        await clock.sleep(300);
+        return [ctx.headers, ctx.headers];
+      }),
+    );
+    await clock.advance(300);
+    const [first, again] = await read;
+    expect(first).toMatchObject({ 'spillway-deadline': '800', 'spillway-attempt': '1' });
+    expect(again).toBe(first);
+  });
+
   it("stops a call in flight when the request's deadline passes: the caller's, counted nowhere", async () => {
     const clock = createVirtualClock();
     const dep = dependency({ name: 'x', clock, fetch: slow(clock, 2_000) });

@@ -13,11 +13,10 @@ import {
   systemClock,
 } from '../index.js';
 import { AttemptScope } from './attempt-scope.js';
+import type { HeaderNames } from '../http/index.js';
 import { propagationHeaders } from './propagation.js';
 import type { Settings } from './settings.js';
 import type { Attempt, CallState, Verdict } from './records.js';
-
-const noHeaders: Readonly<Record<string, string>> = Object.freeze({});
 
 /** The scope of an attempt nothing bounds: no signal, no timer, nothing to dispose. */
 export const unboundedScope = new AttemptScope({
@@ -37,14 +36,14 @@ export function newAttempt<T>(call: CallState<T>, number: number): Attempt<T> {
     permit: undefined,
     slot: false,
     scope: unboundedScope,
-    headers: noHeaders,
     remainingMs: undefined,
   };
 }
 
 /**
  * Gives an attempt about to start its time bound (the deadline's `deadlineMs` left, or
- * `timeoutMs` if shorter), its abort wiring and its propagation fields.
+ * `timeoutMs` if shorter) and its abort wiring. Its propagation fields follow from that bound
+ * (`attemptHeaders`), built only when the work asks for them.
  */
 export function armAttempt(attempt: Attempt<unknown>, deadlineMs: number, s: Settings): void {
   const call = attempt.call;
@@ -69,13 +68,23 @@ export function armAttempt(attempt: Attempt<unknown>, deadlineMs: number, s: Set
                 })
               : new DeadlineExceededError(),
         });
-  attempt.headers = propagationHeaders({
-    names: s.names,
-    remainingMs,
-    criticality: call.criticality,
+  attempt.remainingMs = remainingMs;
+}
+
+/**
+ * The propagation fields an armed attempt sends: built when asked for (a fetch always asks; a
+ * `call` whose function never reads `headers` builds none).
+ */
+export function attemptHeaders(
+  attempt: Attempt<unknown>,
+  names: HeaderNames,
+): Readonly<Record<string, string>> {
+  return propagationHeaders({
+    names,
+    remainingMs: attempt.remainingMs,
+    criticality: attempt.call.criticality,
     attempt: attempt.number,
   });
-  attempt.remainingMs = remainingMs;
 }
 
 /** What a failed attempt's error says about the dependency, and the error to raise. */

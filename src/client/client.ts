@@ -82,7 +82,7 @@ export class Client implements Dependency {
       return Promise.reject(new SpillwayArgumentError('fn', 'a function', fn));
     }
     try {
-      return this.#call(new CallWork(fn), options);
+      return this.#call(new CallWork(fn, this.#s.names), options);
     } catch (error) {
       return rejection(error);
     }

@@ -77,8 +77,7 @@ export interface Attempt<T> {
   permit: Permit | undefined;
   slot: boolean;
   scope: AttemptScope;
-  /** The propagation fields it sends, and the ms it has left (set once it may start). */
-  headers: Readonly<Record<string, string>>;
+  /** The ms it has left (set once it may start); its propagation fields are built from it. */
   remainingMs: number | undefined;
 }
 

@@ -15,10 +15,10 @@ import {
 import { describe } from '../core/errors/config-error.js';
 import { rejectSoon } from '../core/internal/owned.js';
 import type { Attempt, Work } from './records.js';
-import type { AttemptScope } from './attempt-scope.js';
+import { attemptHeaders } from './attempt.js';
 import { mergeHeaders, type HeadersLike } from './propagation.js';
 import { refusalOf } from './response-signal.js';
-import { parseRetryAfter } from '../http/index.js';
+import { parseRetryAfter, type HeaderNames } from '../http/index.js';
 import type { Settings } from './settings.js';
 import type { DependencyContext } from './types.js';
 
@@ -33,30 +33,29 @@ const idempotentMethods: ReadonlySet<string> = new Set([
 
 const neverAborted = new AbortController().signal;
 
-/** What `call`'s function sees; the signal is made only if the function asks for it. */
+/** What `call`'s function sees; the signal and the fields are made only if it asks for them. */
 class Context implements DependencyContext {
   readonly attempt: number;
-  readonly headers: Readonly<Record<string, string>>;
   readonly criticality: Criticality;
   readonly remainingMs: number | undefined;
-  readonly #scope: AttemptScope;
+  readonly #of: Attempt<unknown>;
+  readonly #names: HeaderNames;
+  #headers: Readonly<Record<string, string>> | undefined;
 
-  constructor(p: {
-    readonly attempt: number;
-    readonly scope: AttemptScope;
-    readonly headers: Readonly<Record<string, string>>;
-    readonly criticality: Criticality;
-    readonly remainingMs: number | undefined;
-  }) {
-    this.attempt = p.attempt;
-    this.headers = p.headers;
-    this.criticality = p.criticality;
-    this.remainingMs = p.remainingMs;
-    this.#scope = p.scope;
+  constructor(attempt: Attempt<unknown>, names: HeaderNames) {
+    this.attempt = attempt.number;
+    this.criticality = attempt.call.criticality;
+    this.remainingMs = attempt.remainingMs;
+    this.#of = attempt;
+    this.#names = names;
+  }
+
+  get headers(): Readonly<Record<string, string>> {
+    return (this.#headers ??= attemptHeaders(this.#of, this.#names));
   }
 
   get signal(): AbortSignal {
-    return this.#scope.signal ?? neverAborted;
+    return this.#of.scope.signal ?? neverAborted;
   }
 }
 
@@ -101,7 +100,8 @@ export class FetchWork implements Work<Response> {
       this.takeHeld()!
         .body?.cancel()
         .catch(() => undefined);
-    const init = attemptInit(this.#init, this.#baseHeaders, attempt.headers);
+    const fields = attemptHeaders(attempt, this.#s.names);
+    const init = attemptInit(this.#init, this.#baseHeaders, fields);
     const signal = attempt.scope.signal;
     if (signal !== undefined) init.signal = signal;
     try {
@@ -207,21 +207,15 @@ export class CallWork<T> implements Work<T> {
   readonly replayable = true;
   readonly signal = undefined;
   readonly #fn: (context: DependencyContext) => T | PromiseLike<T>;
+  readonly #names: HeaderNames;
 
-  constructor(fn: (context: DependencyContext) => T | PromiseLike<T>) {
+  constructor(fn: (context: DependencyContext) => T | PromiseLike<T>, names: HeaderNames) {
     this.#fn = fn;
+    this.#names = names;
   }
 
   start(attempt: Attempt<T>): T | PromiseLike<T> {
-    return this.#fn(
-      new Context({
-        attempt: attempt.number,
-        scope: attempt.scope,
-        headers: attempt.headers,
-        criticality: attempt.call.criticality,
-        remainingMs: attempt.remainingMs,
-      }),
-    );
+    return this.#fn(new Context(attempt, this.#names));
   }
 }
 
