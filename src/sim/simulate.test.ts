@@ -105,6 +105,30 @@ describe('simulate', () => {
     expect(restarted).toMatchObject({ received: 20, refused: 9, served: 11 });
   });
 
+  it('counts work served after its caller gave up as wasted, and nothing when answered in time', async () => {
+    const run = (timeoutMs: number, kind: 'spillway' | 'none') =>
+      simulate({
+        durationMs: 1_000,
+        nodes: [{ name: 's', slots: 10, maxQueue: 0, serviceTime: { kind: 'constant', ms: 100 } }],
+        clients: users(
+          's',
+          10,
+          kind === 'none'
+            ? { kind, timeoutMs }
+            : { kind, options: { timeoutMs, retry: false, breaker: false, throttle: false } },
+          1_000,
+        ),
+      });
+    for (const kind of ['spillway', 'none'] as const) {
+      const late = await run(50, kind);
+      expect(late.nodes['s'], kind).toMatchObject({ received: 10, served: 10, wasted: 10 });
+      expect(late.clients['u'], kind).toMatchObject({ actions: 10, failed: 10 });
+      const inTime = await run(150, kind);
+      expect(inTime.nodes['s'], kind).toMatchObject({ received: 10, served: 10, wasted: 0 });
+      expect(inTime.clients['u'], kind).toMatchObject({ actions: 10, succeeded: 10 });
+    }
+  });
+
   it('runs a chain as deep as allowed, and retries answered at once, in a bounded stack', async () => {
     // Answers travel up by callbacks: a 1,000-node chain passes its leaf's refusal up through
     // every node in one go, and 100,000 naive attempts refused at the door follow each other.
