@@ -8,8 +8,8 @@
 //
 // Each run is made --runs times in this process: the first is cold (the JIT compiles as it
 // goes; what one `spillway sim` run sees), the median of the others warm (what a sweep of many
-// runs sees). Speed depends on the Node version as much as on the code (an AbortSignal, made
-// per attempt by the real client, costs ~3 × more on Node 20): run it on each.
+// runs sees). Speed depends on the Node version (promises, errors and timers each cost
+// differently on 20, 22 and 24): run it on each.
 //
 // Usage: npm run build && node bench/sim.js [--runs 5] [--json]
 //        (SPILLWAY_DIST=<dir> to load another build)
