@@ -123,7 +123,7 @@ export async function retry<T>(
  * The first decision is made before any `async` function is entered: under overload most
  * calls end at it (the budget or the deadline says no), and an `async` function that rejects
  * before its caller listens costs Node's rejection tracking a round trip; the refusal is
- * answered a microtask late instead (`rejectSoon`), once the caller listens.
+ * made late instead (`rejectSoon`), once the caller listens.
  *
  * @internal
  */
