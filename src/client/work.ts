@@ -220,9 +220,9 @@ export class CallWork<T> implements Work<T> {
 }
 
 /**
- * What a throw inside an `async` function would have become: `error`, as a rejection — made a
- * microtask late, once the caller listens, which under overload saves Node's rejection
- * tracking on every refused call (`rejectSoon`).
+ * What a throw inside an `async` function would have become: `error`, as a rejection — made
+ * late, once the caller listens, which under overload saves Node's rejection tracking on every
+ * refused call (`rejectSoon`).
  */
 export function rejection(error: unknown): Promise<never> {
   return rejectSoon(error);

@@ -77,8 +77,8 @@ const timeUp = Object.freeze(new DeadlineExceededError());
  * instead of listening on `ctx.signal`: the client's timer fires at the same instant (set just
  * before, it fires just before), and an `AbortSignal` with a listener costs 5 µs on Node 20,
  * more than the rest of a simulated request. An answer given at once (a refusal at the door)
- * needs no promise of its own; a refusal is then made a microtask late, once the client
- * listens (`rejectSoon`), as the client's own are.
+ * needs no promise of its own; a refusal is then made late, once the client listens
+ * (`rejectSoon`), as the client's own are.
  */
 function attempt(server: SimServer, clock: SimClock, expiresAt: number): Promise<void> {
   const request: SimRequest = { expiresAt, abandoned: false };

@@ -29,7 +29,7 @@ export function runSignal(options: AcquireOptions | undefined): AbortSignal {
 /**
  * The rest of `run` once the limit has answered: the work under the permit, or the refusal as
  * a `RejectedError`. An answer known at once is acted on at once (under overload, most often a
- * refusal, rejected a microtask late: `rejectSoon`); a place in line waits for its turn.
+ * refusal, rejected once the caller listens: `rejectSoon`); a place in line waits for its turn.
  */
 export function runAnswered<T>(
   answer: AcquireResult | Promise<AcquireResult>,
