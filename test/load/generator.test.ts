@@ -337,7 +337,7 @@ describe('runLoad: connections', () => {
     // The first 100 ms of answers are slow (a cold server): the warm-up absorbs them.
     const server = await serve((_req, res) => {
       first ??= performance.now();
-      if (performance.now() - first < 100) setTimeout(() => res.end('ok'), 80);
+      if (performance.now() - first < 100) setTimeout(() => res.end('ok'), 250);
       else res.end('ok');
     });
     const result = await runLoad({
@@ -349,9 +349,13 @@ describe('runLoad: connections', () => {
     expect(result.config.warmupMs).toBe(500);
     expect(result.totals.offered).toBe(200);
     expect(result.totals.ok).toBe(200);
-    expect(result.windows.map((w) => w.offered)).toEqual([200]);
+    // Every measured arrival is in the first window. Answers still in flight when it closes
+    // land in a second one that offers nothing (a loaded machine answers the last one late).
+    const offered = result.windows.map((w) => w.offered);
+    expect(offered[0]).toBe(200);
+    expect(offered.slice(1).every((n) => n === 0)).toBe(true);
     expect(server.arrivals.length).toBe(300); // 100 warm-up requests, unrecorded
-    expect(result.totals.latencyMs.ok!.max).toBeLessThan(60); // the slow start was warm-up
+    expect(result.totals.latencyMs.ok!.max).toBeLessThan(200); // the slow start was warm-up
     // The measured requests used the connections the warm-up opened.
     expect(server.connections).toBeLessThanOrEqual(result.peakConnections);
   });
