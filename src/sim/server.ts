@@ -1,7 +1,7 @@
 /**
- * A simulated server: K slots behind a bounded FIFO line (a real `concurrencyLimit` whose limit
- * follows the capacity schedule), optionally Spillway's admission in front (another real
- * `concurrencyLimit`, fixed or adaptive, that honours the propagated deadline). Served, it
+ * A simulated server: K slots behind a bounded FIFO line (`server-slots.ts`; the limit follows
+ * the capacity schedule), optionally Spillway's admission in front (a real `concurrencyLimit`,
+ * fixed or adaptive, that honours the propagated deadline). Served, it
  * answers, refuses, or calls its callees and passes their failure up as the HTTP guard would:
  * a refusal with its signal (`never` once a layer below retried), anything else a 500.
  *
@@ -9,13 +9,12 @@
  * group's links, users) cost a function call where an `async` server cost a promise, a
  * microtask and a throw per step — 3 to 6 × the simulated requests a second for the control
  * group, with every figure the same. Only the real primitives' own promises remain (a wait in
- * line, `dependency().call()`).
+ * the guard's line, `dependency().call()`).
  *
  * @module
  */
 import {
   aimdLimit,
-  concurrencyLimit,
   DependencyOverloadedError,
   gradientLimit,
   vegasLimit,
@@ -24,24 +23,15 @@ import {
   type LimitSource,
   type RetrySignal,
 } from '../index.js';
-import { setMaxListeners } from 'node:events';
 import { refusalFromError, refusalTable, retryAfterSeconds, type Refusal } from '../http/index.js';
 import { refusalOfRejection } from '../http/refusal-of-rejection.js';
 import { statedWaitMs } from '../http/refusal-response.js';
 import type { SimClock } from './sim-clock.js';
 import type { Random } from './random.js';
 import type { SimLimit } from './types.js';
+import { ServerSlots, type Done, type SimRequest } from './server-slots.js';
 
-/** A request as a server sees it. */
-export interface SimRequest {
-  /** The propagated deadline on the simulator's clock (Infinity: none). */
-  readonly expiresAt: number;
-  /** Set by the caller when it gives up; work served after that is wasted. */
-  abandoned: boolean;
-}
-
-/** How a request's answer reaches its caller: `undefined` for success, else what it received. */
-export type Done = (failure: Error | undefined) => void;
+export type { Done, SimRequest };
 
 /** What a server does once a request has been served, answering through `done`. */
 export type Behaviour = (request: SimRequest, done: Done) => void;
@@ -65,8 +55,6 @@ export interface ServerParts {
   readonly guard: ConcurrencyLimit | undefined;
   readonly bucketMs: number;
   readonly maxBuckets: number;
-  /** Whether the server may be restarted (its line's waiters then listen for it). */
-  readonly restartable?: boolean;
 }
 
 /**
@@ -77,9 +65,6 @@ export const maxAnswers = 64;
 
 /** The guard's refusal of a request whose deadline is spent on arrival. */
 const spentDeadline: AcquireResult = Object.freeze({ ok: false, reason: 'deadline' });
-
-/** Longest a request waits in a plain server's line: it never gives up on one. */
-const plainWaitMs = 24 * 3_600_000;
 
 /** The server; `behaviour` runs once a request has been served (`undefined`: answers ok). */
 export class SimServer {
@@ -94,19 +79,12 @@ export class SimServer {
   readonly #p: ServerParts;
   /** Each distinct refusal, made once (see `#refusal`). */
   readonly #answers = new Map<string, DependencyOverloadedError>();
-  readonly #slots: ConcurrencyLimit;
-  #restart: AbortController | undefined;
+  readonly #slots: ServerSlots;
   #downUntil = -Infinity;
 
   constructor(p: ServerParts) {
     this.#p = p;
-    this.#slots = concurrencyLimit({
-      limit: p.slots,
-      maxQueue: p.maxQueue,
-      maxQueueWaitMs: plainWaitMs,
-      clock: p.clock,
-    });
-    if (p.restartable === true) this.#restart = listened();
+    this.#slots = new ServerSlots(p.slots, p.maxQueue, this.#serve);
   }
 
   /**
@@ -114,11 +92,8 @@ export class SimServer {
    * every request arriving in the next `downMs`.
    */
   restart(downMs: number): void {
-    const r = this.#restart;
-    if (r === undefined) return;
     this.#downUntil = this.#p.clock.now() + downMs;
-    this.#restart = listened();
-    r.abort();
+    this.#slots.clear(this.#refuse);
   }
 
   /**
@@ -161,33 +136,30 @@ export class SimServer {
     done(this.#answer(refusalOfRejection(g)!));
   }
 
-  /** A slot now, or a place in the line (which a restart empties). */
+  /** A slot now, or a place in the line (which a restart empties); a full line refuses. */
   #line(request: SimRequest, done: Done): void {
-    const slots = this.#slots;
-    const slot = slots.tryAcquire();
-    if (slot.ok || !slots.hasRoom()) return this.#serve(request, slot, done);
-    void slots
-      .acquire(this.#restart === undefined ? undefined : { signal: this.#restart.signal })
-      .then((slot) => this.#serve(request, slot, done));
+    if (!this.#slots.enter(request, done)) this.#refuse(done);
   }
 
-  /** Holds the slot for a service time, then does what the server does, and frees the slot. */
-  #serve(request: SimRequest, slot: AcquireResult, done: Done): void {
+  /** A request refused by the server itself (a full line, a restart): a 503 saying `later`. */
+  readonly #refuse = (done: Done): void => {
+    this.counters.refused++;
+    done(this.#refusal('later'));
+  };
+
+  /** Holds a slot for a service time, then does what the server does, and frees the slot. */
+  readonly #serve = (request: SimRequest, done: Done): void => {
     const c = this.counters;
-    if (!slot.ok) {
-      c.refused++;
-      return done(this.#refusal('later'));
-    }
     this.#p.clock.setTimer(this.#p.sample(), () => {
       c.served++;
       if (request.abandoned) c.wasted++;
       this.behaviour(request, (failure) => {
         const answer = failure === undefined ? undefined : this.#passedUp(failure);
-        slot.permit.release(failure === undefined ? 'ok' : 'dropped');
+        this.#slots.release();
         done(answer);
       });
     });
-  }
+  };
 
   /**
    * The refusal a leaf set to `answer: 'refuse'` answers with: a bare 503 (no `Retry-After`, no
@@ -258,11 +230,4 @@ export function guardLimit(limit: SimLimit, random: Random): number | LimitSourc
   if (limit === 'gradient') return gradientLimit();
   if (limit === 'vegas') return vegasLimit({ random });
   return limit;
-}
-
-/** A restart's controller: one listener per waiting request, as many as the line holds. */
-function listened(): AbortController {
-  const c = new AbortController();
-  setMaxListeners(0, c.signal);
-  return c;
 }

@@ -95,7 +95,6 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       guard,
       bucketMs,
       maxBuckets,
-      restartable: n.restarts !== undefined && n.restarts.length > 0,
     });
     for (const [j, r] of listOf(`${o}.restarts`, n.restarts ?? [], simLimits.changes).entries()) {
       const atMs = nonNegativeNumber(`${o}.restarts[${j}].atMs`, r?.atMs);
