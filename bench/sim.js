@@ -6,12 +6,13 @@
 // A last column gives the user actions (arrivals) a wall second: where a caller's breaker keeps
 // them from every server (the chain's `defaults` row) requests are few and say little.
 //
-// Each run is made --runs times in this process: the first is cold (the JIT compiles as it
-// goes; what one `spillway sim` run sees), the median of the others warm (what a sweep of many
-// runs sees). Speed depends on the Node version (promises, errors and timers each cost
-// differently on 20, 22 and 24): run it on each.
+// Each run is made in this process at least --runs times and until --min-ms of wall time has
+// gone into it (a spike run is 5,000 requests, done in milliseconds: four of them leave the JIT
+// half done). The first is cold (the JIT compiles as it goes; what one `spillway sim` run sees),
+// the median of the later half warm (what a sweep of many runs sees). Speed depends on the Node
+// version (promises, errors and timers each cost differently on 20, 22 and 24): run it on each.
 //
-// Usage: npm run build && node bench/sim.js [--runs 5] [--json]
+// Usage: npm run build && node bench/sim.js [--runs 5] [--min-ms 1000] [--json]
 //        (SPILLWAY_DIST=<dir> to load another build)
 import { cpus } from 'node:os';
 import { median } from './lib/stats.js';
@@ -19,12 +20,19 @@ import { benchOptions, usageError } from './lib/usage.js';
 
 const opts = benchOptions(new URL(import.meta.url), {
   runs: { type: 'string', default: '5' },
+  'min-ms': { type: 'string', default: '1000' },
   json: { type: 'boolean', default: false },
 });
 const runs = Number(opts.runs);
 if (!Number.isInteger(runs) || runs < 2) {
   usageError(`--runs must be a whole number ≥ 2 (one cold run, the rest warm), got ${opts.runs}`);
 }
+const minMs = Number(opts['min-ms']);
+if (!Number.isFinite(minMs) || minMs < 0) {
+  usageError(`--min-ms must be a number of milliseconds ≥ 0, got ${opts['min-ms']}`);
+}
+/** Runs of one row at most, however short each is. */
+const maxRuns = 1_000;
 
 const dist = process.env.SPILLWAY_DIST ?? new URL('../dist', import.meta.url).pathname;
 const lib = await import(`${dist}/sim/index.js`);
@@ -86,26 +94,32 @@ function spikeOptions(server, shape) {
   };
 }
 
-/** `runs` runs of `options`: requests, events, and simulated requests per wall second of each. */
+/**
+ * Runs of `options` (at least `runs`, and until `minMs` of wall time): requests, events, and
+ * simulated requests per wall second, the first cold and the later half's median warm.
+ */
 async function measure(options) {
   const perSec = [];
   const actionsPerSec = [];
   let requests = 0;
   let actions = 0;
   let events = 0;
-  for (let i = 0; i < runs; i++) {
+  let spentMs = 0;
+  for (let i = 0; i < maxRuns && (i < runs || spentMs < minMs); i++) {
     const t0 = performance.now();
     const r = await lib.simulate(options);
     const ms = performance.now() - t0;
+    spentMs += ms;
     requests = Object.values(r.nodes).reduce((n, x) => n + x.received, 0);
     actions = Object.values(r.clients).reduce((n, x) => n + x.actions, 0);
     events = r.events;
     perSec.push((requests / ms) * 1000);
     actionsPerSec.push((actions / ms) * 1000);
   }
-  const warm = median(perSec.slice(1));
-  const warmActions = median(actionsPerSec.slice(1));
-  return { requests, actions, events, cold: perSec[0], warm, warmActions, perSec };
+  const later = Math.max(1, Math.floor(perSec.length / 2));
+  const warm = median(perSec.slice(later));
+  const warmActions = median(actionsPerSec.slice(later));
+  return { requests, actions, events, cold: perSec[0], warm, warmActions, runs: perSec.length };
 }
 
 const rows = [];
@@ -114,18 +128,18 @@ const show = (row) => {
   rows.push(row);
   if (!opts.json) {
     console.log(
-      `  ${row.scenario.padEnd(7)} ${row.run.padEnd(28)} ${String(row.requests).padStart(8)} ${String(row.events).padStart(8)} ${fmt(row.cold)} ${fmt(row.warm)} ${fmt(row.warmActions)}`,
+      `  ${row.scenario.padEnd(7)} ${row.run.padEnd(28)} ${String(row.requests).padStart(8)} ${String(row.events).padStart(8)} ${String(row.runs).padStart(4)} ${fmt(row.cold)} ${fmt(row.warm)} ${fmt(row.warmActions)}`,
     );
   }
 };
 if (!opts.json) {
   console.log(
-    `${cpus()[0]?.model ?? 'CPU'} × ${cpus().length}, Node ${process.version}, ${runs} runs each`,
+    `${cpus()[0]?.model ?? 'CPU'} × ${cpus().length}, Node ${process.version}, each run at least ${runs} times and for ${minMs} ms`,
   );
   console.log('simulated requests per second of wall time (requests = attempts at every server;');
   console.log('user actions = what the users sent, counted whether or not a caller let them out):');
   console.log(
-    `  ${'scenario'.padEnd(7)} ${'run'.padEnd(28)} ${'requests'.padStart(8)} ${'events'.padStart(8)} ${'cold'.padStart(9)} ${'warm'.padStart(9)} ${'actions/s'.padStart(9)}`,
+    `  ${'scenario'.padEnd(7)} ${'run'.padEnd(28)} ${'requests'.padStart(8)} ${'events'.padStart(8)} ${'runs'.padStart(4)} ${'cold'.padStart(9)} ${'warm'.padStart(9)} ${'actions/s'.padStart(9)}`,
   );
 }
 for (const overloaded of [false, true]) {
@@ -191,6 +205,7 @@ if (opts.json) {
         node: process.version,
         cpu: cpus()[0]?.model,
         runs,
+        minMs,
         rows,
         gridSeconds,
         simEvents,

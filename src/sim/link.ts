@@ -188,6 +188,8 @@ function naiveLink(p: {
       done(failure);
     });
   };
+  // One attempt (`none`): its answer is the caller's, with no retry loop to set up.
+  if (maxAttempts === 1) return (_expiresAt, done) => once(done);
   return (_expiresAt, done) => {
     let attempts = 0;
     // An attempt answered at once (a refusal at the door) is followed by the next in the loop
