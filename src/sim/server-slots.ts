@@ -91,6 +91,7 @@ export class ServerSlots {
   /** Drops the served entries once they are most of the array (amortised O(1) a waiter). */
   #compact(): void {
     const head = this.#head;
+    if (head === 0) return;
     if (head === this.#line.length) {
       this.#line.length = 0;
       this.#head = 0;
