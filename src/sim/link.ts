@@ -172,11 +172,13 @@ function naiveLink(p: {
   const { clock, server, timeoutMs, maxAttempts, delayMs } = p;
   // One value for every timeout of this link, as a refusal is one per answer (see SimServer).
   const timedOut = Object.freeze(new DependencyTimeoutError({ timeoutMs }));
+  // Every timeout of this link lasts the same: one queue, one entry in the event list.
+  const timeouts = timeoutMs === Infinity ? undefined : clock.queue(timeoutMs);
   /** One attempt: the server's answer, or the timeout's if it comes first. */
   const once = (done: Done): void => {
     const request: SimRequest = { expiresAt: Infinity, abandoned: false };
-    if (timeoutMs === Infinity) return server.handle(request, done);
-    let timer: TimerHandle | undefined = clock.setTimer(timeoutMs, () => {
+    if (timeouts === undefined) return server.handle(request, done);
+    let timer: TimerHandle | undefined = timeouts.set(() => {
       timer = undefined;
       request.abandoned = true;
       done(timedOut);
