@@ -176,6 +176,7 @@ describe('simulate', () => {
       /`nodes\[0\]\.serviceTime\.kind`.*normal/,
     ],
     [{ nodes: [{ ...base.nodes[1]!, slots: 0 }] }, /`nodes\[0\]\.slots`.*0/],
+    [{ nodes: [{ ...base.nodes[1]!, maxQueue: 2e6 }] }, /`nodes\[0\]\.maxQueue`.*2000000/],
     [
       { nodes: [{ ...base.nodes[1]!, restarts: [{ atMs: -5, downMs: 0 }] }] },
       /`nodes\[0\]\.restarts\[0\]\.atMs`.*-5/,

@@ -24,12 +24,14 @@ import { SimClock } from './sim-clock.js';
 import type { ClientResult, NodeResult, SimulationOptions, SimulationResult } from './types.js';
 import { concurrencyLimit } from '../index.js';
 
-/** Most nodes, clients, or timeline buckets a run may have. */
+/** Most nodes, clients, timeline buckets or requests in one server's line a run may have. */
 export const simLimits = {
   nodes: 1_000,
   clients: 1_000,
   buckets: 100_000,
   changes: 1_000,
+  /** A server's `maxQueue`: its waiting requests hold no event, so the line has its own bound. */
+  line: 1_000_000,
 } as const;
 
 interface ClientCounters {
@@ -90,7 +92,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       name,
       clock,
       slots,
-      maxQueue: nonNegativeInteger(`${o}.maxQueue`, n.maxQueue ?? 1_000),
+      maxQueue: lineOf(`${o}.maxQueue`, n.maxQueue),
       sample: serviceSampler(`${o}.serviceTime`, n.serviceTime, random).sample,
       guard,
       bucketMs,
@@ -252,4 +254,13 @@ function dense(sparse: readonly number[], length: number): number[] {
   const out = new Array<number>(length).fill(0);
   for (let i = 0; i < length; i++) out[i] = sparse[i] ?? 0;
   return out;
+}
+
+/** A server's `maxQueue`, checked: a whole number up to {@link simLimits}' `line`. */
+function lineOf(option: string, value: number | undefined): number {
+  const n = nonNegativeInteger(option, value ?? 1_000);
+  if (n > simLimits.line) {
+    throw new SpillwayConfigError(option, `at most ${simLimits.line} waiting requests`, n);
+  }
+  return n;
 }

@@ -56,7 +56,8 @@ export interface SimNode {
   readonly restarts?: readonly { readonly atMs: number; readonly downMs: number }[];
   /**
    * Requests waiting for a slot, FIFO, served whether or not their caller still waits (as a
-   * plain server does); more are refused at once with a 503. @default 1_000
+   * plain server does); more are refused at once with a 503. At most 1,000,000
+   * (`simLimits.line`). @default 1_000
    */
   readonly maxQueue?: number;
   /**
