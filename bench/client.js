@@ -3,7 +3,9 @@
 //  1. retry + budget over a bare async call when the first attempt succeeds (target: ≤ 200 ns);
 //  2. dependency.call over a bare async call (the whole per-call bookkeeping, no target);
 //  3. a call refused at once by an open breaker, beside cockatiel's and opossum's open breakers
-//     and a bare rejection: what shedding costs the caller when it matters, under overload.
+//     and a bare rejection: what shedding costs the caller when it matters, under overload;
+//  4. a call the dependency refuses (its work rejects with a 503) through a closed breaker that
+//     records it, beside cockatiel's: the common way out of a call under overload.
 // The caller-overhead target over a real fetch is bench/client-cpu.js.
 // Cases of a group run interleaved in one process (BENCHMARKS.md rule 4).
 // Usage: node bench/client.js [--rounds N] [--json]
@@ -46,6 +48,21 @@ async function openCockatiel() {
   return policy;
 }
 const [openDep, openPeer] = [await openDependency(), await openCockatiel()];
+
+// Breakers that record every failure and never open, so each call runs its whole failure path.
+const neverOpens = Number.MAX_SAFE_INTEGER;
+const refusedDep = dependency({
+  name: 'bench',
+  breaker: { trip: { kind: 'consecutive', failures: neverOpens } },
+  retry: false,
+});
+const refusedCockatiel = circuitBreaker(handleAll, {
+  halfOpenAfter: 3_600_000,
+  breaker: new ConsecutiveBreaker(neverOpens),
+});
+// opossum is left out: with a breaker that never opens, its failing calls slow down as failures
+// accumulate (100 µs a call after 100 of them, 330 µs after 7,000, opossum 9), so its figure
+// would say how long the run was.
 // opossum's breaker around the same work, opened by hand and held open (no reset timer due).
 const openOpossum = new CircuitBreaker(one, { resetTimeout: 3_600_000 });
 openOpossum.open();
@@ -126,6 +143,29 @@ const groups = [
         peer: true,
         kind: 'async',
         make: () => () => openOpossum.fire().catch(noop),
+      },
+    ],
+  },
+  {
+    name: 'a call the dependency refuses (its work rejects with a 503)',
+    note: 'Closed breakers that record the failure and never open; no retry. The work is `() => Promise.reject(e)`.',
+    cases: [
+      {
+        name: 'failing().catch()',
+        peer: true,
+        kind: 'async',
+        make: () => () => failing().catch(noop),
+      },
+      {
+        name: 'dependency.call(failing), retry off',
+        kind: 'async',
+        make: () => () => refusedDep.call(failing).catch(noop),
+      },
+      {
+        name: 'cockatiel breaker.execute(failing)',
+        peer: true,
+        kind: 'async',
+        make: () => () => refusedCockatiel.execute(failing).catch(noop),
       },
     ],
   },
