@@ -93,17 +93,17 @@ export function startArrivals(
     // A gap that crosses a rate change restarts at the change (memoryless for Poisson).
     const change = a.steps[step + 1]?.atMs;
     if (change !== undefined && next > change) {
-      clock.setTimer(change - t, schedule);
+      clock.setOwnTimer(change - t, schedule);
       return;
     }
     if (!(next < a.stopMs)) return;
-    clock.setTimer(next - t, fire);
+    clock.setOwnTimer(next - t, fire);
   };
   const fire = (): void => {
     for (let i = 0; i < a.burst; i++) arrive();
     schedule();
   };
-  clock.setTimer(a.startMs, () => {
+  clock.setOwnTimer(a.startMs, () => {
     if (a.startMs < a.stopMs) fire();
   });
 }

@@ -86,7 +86,7 @@ function attempt(server: SimServer, clock: SimClock, expiresAt: number): Promise
   const timer =
     expiresAt === Infinity
       ? undefined
-      : clock.setTimer(expiresAt - clock.now(), () => {
+      : clock.setOwnTimer(expiresAt - clock.now(), () => {
           request.abandoned = true;
           answered(timeUp);
         });
@@ -106,6 +106,7 @@ function attempt(server: SimServer, clock: SimClock, expiresAt: number): Promise
   if (atOnce) return failedAtOnce === undefined ? servedAtOnce : rejectSoon(failedAtOnce);
   return new Promise<void>((resolve, reject) => {
     later = (failure) => {
+      clock.touch();
       if (failure === undefined) resolve();
       else reject(failure);
     };
@@ -150,6 +151,7 @@ function spillwayLink(
     return attempt(server, clock, left === undefined ? Infinity : clock.now() + left);
   };
   return (expiresAt, done) => {
+    clock.touch();
     void dep
       .call(
         work,
@@ -209,7 +211,7 @@ function naiveLink(p: {
     };
     const answered = (failure: Error | undefined): void => {
       if (failure === undefined || attempts >= maxAttempts) return done(failure);
-      if (delayMs > 0) clock.setTimer(delayMs, attemptAgain);
+      if (delayMs > 0) clock.setOwnTimer(delayMs, attemptAgain);
       else if (looping) again = true;
       else attemptAgain();
     };

@@ -114,6 +114,8 @@ export class SimServer {
     }
     const guard = p.guard;
     if (guard === undefined) return this.#line(request, done);
+    // The guard is a real primitive: a wait in its line or a slot handed on settles a promise.
+    p.clock.touch();
     if (request.expiresAt <= now) return this.#admitted(request, spentDeadline, done);
     const g = guard.tryAcquire();
     if (g.ok || !guard.hasRoom()) return this.#admitted(request, g, done);
@@ -127,6 +129,7 @@ export class SimServer {
     if (g.ok) {
       const permit = g.permit;
       return this.#line(request, (failure) => {
+        this.#p.clock.touch();
         permit.release(failure === undefined ? 'ok' : 'dropped');
         done(failure);
       });
@@ -150,7 +153,7 @@ export class SimServer {
   /** Holds a slot for a service time, then does what the server does, and frees the slot. */
   readonly #serve = (request: SimRequest, done: Done): void => {
     const c = this.counters;
-    this.#p.clock.setTimer(this.#p.sample(), () => {
+    this.#p.clock.setOwnTimer(this.#p.sample(), () => {
       c.served++;
       if (request.abandoned) c.wasted++;
       this.behaviour(request, (failure) => {

@@ -22,6 +22,26 @@ describe('SimClock', () => {
     expect(clock.pending).toBe(0);
   });
 
+  it('fires own timers one after another, and drains after one that touched promise code', async () => {
+    const clock = new SimClock(100);
+    const seen: string[] = [];
+    const later = (label: string) => () =>
+      void Promise.resolve().then(() => seen.push(`${label}@${clock.now()}`));
+    // Untouched (a missed touch): its promise callback runs late, at the next drain.
+    clock.setOwnTimer(10, later('own'));
+    clock.setOwnTimer(20, () => seen.push('b@20'));
+    clock.setOwnTimer(30, () => {
+      clock.touch();
+      later('touched')();
+    });
+    clock.setOwnTimer(40, () => seen.push('c@40'));
+    // Through the Clock interface (a real primitive's timer): always drained after.
+    clock.setTimer(50, later('primitive'));
+    clock.setOwnTimer(60, () => seen.push('d@60'));
+    await clock.run(100);
+    expect(seen).toEqual(['b@20', 'own@30', 'touched@30', 'c@40', 'primitive@50', 'd@60']);
+  });
+
   it("a queue's timers fire in exactly the order plain timers would, cleared or not", async () => {
     // The same random schedule of sets and clears, once with every timer plain and once with the
     // fixed-duration ones in queues: the firing order must not differ in a single place.

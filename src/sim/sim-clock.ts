@@ -11,6 +11,13 @@
  * list alone fires about three million events a second; `spillway/testing`'s virtual clock
  * flushes with `setImmediate` and is measured beside this one in `bench/sim.js`.
  *
+ * Most events need no drain at all: the simulator's own parts (arrivals, a server's service
+ * time, a naive link's timeout) answer by callback. Their timers are set with `setOwnTimer`
+ * and fire one after another in one step, until one touches promise code — the real
+ * `dependency()`, a guard, a promise settled — and says so with `touch()`; a timer set through
+ * the `Clock` interface (a real primitive's) is always followed by a drain. A test runs every
+ * scenario both ways and holds the results identical.
+ *
  * The event list is a binary heap. Timers that all last the same (a link's timeout, one per
  * waiting request) go through a {@link TimerQueue}: they fall due in the order they were set, so
  * the queue stands in the heap as one event, and a line of 33,000 waiting requests costs the
@@ -31,6 +38,10 @@ export class SimEventsFullError extends SpillwayConfigError {
 /** An entry of the event list: a timer, or a queue's first pending timer standing in for it. */
 interface Event {
   due: number;
+  /**
+   * The order of events due at the same time, twice the count of timers set before it, plus
+   * one when promise callbacks may follow it (a timer set through the `Clock` interface).
+   */
   seq: number;
   readonly fn: () => void;
   /** Its place in the heap; -1 when not in it. */
@@ -103,6 +114,17 @@ export class TimerQueue {
   }
 }
 
+/**
+ * Test switch: drain promise callbacks after every event, as if every timer were set through
+ * the `Clock` interface (results must not change; see `touch`).
+ */
+let drainAlways = false;
+
+/** Sets the test switch (see {@link drainAlways}); not part of the public API. */
+export function drainAfterEveryEvent(on: boolean): void {
+  drainAlways = on;
+}
+
 /** Events fired between two yields to the event loop (so I/O and timers are not starved). */
 const eventsPerYield = 20_000;
 
@@ -117,6 +139,8 @@ export class SimClock implements Clock {
   #now = 0;
   #seq = 0;
   #fired = 0;
+  /** Whether the event firing now may have left promise callbacks to run (see `touch`). */
+  #touched = false;
   readonly #heap: Event[] = [];
   #pending = 0;
   readonly #maxEvents: number;
@@ -147,9 +171,31 @@ export class SimClock implements Clock {
     return 1_767_225_600_000 + this.#now;
   }
 
+  /** A timer of a real primitive: promise callbacks are drained after it fires. */
   setTimer(ms: number, fn: () => void): TimerHandle {
+    return this.#set(ms, fn, 1);
+  }
+
+  /**
+   * A timer of the simulator's own parts: `fn` runs no promise code unless it calls
+   * {@link touch} first, so the next event may fire without a drain.
+   */
+  setOwnTimer(ms: number, fn: () => void): TimerHandle {
+    return this.#set(ms, fn, 0);
+  }
+
+  /**
+   * Says the event firing now has entered promise code (called a real primitive, settled a
+   * promise): its callbacks are drained before the next event.
+   */
+  touch(): void {
+    this.#touched = true;
+  }
+
+  #set(ms: number, fn: () => void, drains: 0 | 1): TimerHandle {
     this.#room();
-    const e: Event = { due: this.#now + (ms > 0 ? ms : 0), seq: this.#seq++, fn, index: -1 };
+    const e: Event = { due: this.#now + (ms > 0 ? ms : 0), seq: this.#seq + drains, fn, index: -1 };
+    this.#seq += 2;
     this.enter(e);
     return e;
   }
@@ -163,7 +209,9 @@ export class SimClock implements Clock {
   queueTimer(queue: TimerQueue, fn: () => void): TimerHandle {
     this.#room();
     const t = new QueuedTimer(queue, fn, this.#now + queue.ms);
-    t.seq = this.#seq++;
+    // An own timer (see `setOwnTimer`).
+    t.seq = this.#seq;
+    this.#seq += 2;
     const tail = queue.tail;
     queue.tail = t;
     if (tail !== undefined) {
@@ -235,37 +283,46 @@ export class SimClock implements Clock {
       const stackTraceLimit = Error.stackTraceLimit;
       let sinceYield = 0;
       const step = (): void => {
-        // An event list that overflowed fails the run, even where the primitive that set the
-        // timer turned the throw into a failed request.
-        if (this.#overflow !== undefined) {
-          Error.stackTraceLimit = stackTraceLimit;
-          reject(this.#overflow);
-          return;
+        for (;;) {
+          // An event list that overflowed fails the run, even where the primitive that set the
+          // timer turned the throw into a failed request.
+          if (this.#overflow !== undefined) {
+            Error.stackTraceLimit = stackTraceLimit;
+            reject(this.#overflow);
+            return;
+          }
+          const e = heap[0];
+          if (e === undefined || e.due > untilMs) {
+            Error.stackTraceLimit = stackTraceLimit;
+            if (untilMs > this.#now) this.#now = untilMs;
+            resolve();
+            return;
+          }
+          this.#removeAt(0);
+          this.#pending--;
+          this.#now = e.due;
+          this.#fired++;
+          this.#touched = drainAlways || (e.seq & 1) === 1;
+          try {
+            e.fn();
+          } catch (error) {
+            Error.stackTraceLimit = stackTraceLimit;
+            // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passed on as thrown
+            reject(error);
+            return;
+          }
+          if (++sinceYield >= eventsPerYield) {
+            sinceYield = 0;
+            // Drained first, then the event loop gets a turn.
+            void settled.then(() => process.nextTick(yieldThenStep));
+            return;
+          }
+          // Nothing to drain: the next event at once.
+          if (this.#touched) {
+            void settled.then(drainThenStep);
+            return;
+          }
         }
-        const e = heap[0];
-        if (e === undefined || e.due > untilMs) {
-          Error.stackTraceLimit = stackTraceLimit;
-          if (untilMs > this.#now) this.#now = untilMs;
-          resolve();
-          return;
-        }
-        this.#removeAt(0);
-        this.#pending--;
-        this.#now = e.due;
-        this.#fired++;
-        try {
-          e.fn();
-        } catch (error) {
-          Error.stackTraceLimit = stackTraceLimit;
-          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passed on as thrown
-          reject(error);
-          return;
-        }
-        if (++sinceYield >= eventsPerYield) {
-          sinceYield = 0;
-          // Drained first, then the event loop gets a turn.
-          void settled.then(() => process.nextTick(yieldThenStep));
-        } else void settled.then(drainThenStep);
       };
       // Queued from a microtask, a tick runs only when the microtask queue is empty.
       const drainThenStep = (): void => process.nextTick(step);
