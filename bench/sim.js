@@ -1,6 +1,7 @@
 // Speed of `spillway/sim` (BENCHMARKS.md S12): simulated requests (attempts reaching any
 // simulated server) per second of wall time for the chain scenario's runs and the spike
-// scenario's, the full metastable grid's wall time, and the event list on its own beside
+// scenario's, each of those scenarios whole as `spillway sim --scenario` runs it (all its runs
+// in one: what a user waits for), the full metastable grid's wall time, and the event list on its own beside
 // `spillway/testing`'s virtual clock (which flushes promise callbacks with setImmediate).
 //
 // A last column gives the user actions (arrivals) a wall second: where a caller's breaker keeps
@@ -94,32 +95,57 @@ function spikeOptions(server, shape) {
   };
 }
 
+/** One simulation of `options`: requests (at every server), user actions, events. */
+async function once(options) {
+  const r = await lib.simulate(options);
+  return {
+    requests: Object.values(r.nodes).reduce((n, x) => n + x.received, 0),
+    actions: Object.values(r.clients).reduce((n, x) => n + x.actions, 0),
+    events: r.events,
+  };
+}
+
 /**
- * Runs of `options` (at least `runs`, and until `minMs` of wall time): requests, events, and
+ * Runs of `run` (at least `runs`, and until `minMs` of wall time): requests, events, and
  * simulated requests per wall second, the first cold and the later half's median warm.
  */
-async function measure(options) {
+async function measure(run) {
   const perSec = [];
   const actionsPerSec = [];
-  let requests = 0;
-  let actions = 0;
-  let events = 0;
+  let last;
   let spentMs = 0;
   for (let i = 0; i < maxRuns && (i < runs || spentMs < minMs); i++) {
     const t0 = performance.now();
-    const r = await lib.simulate(options);
+    last = await run();
     const ms = performance.now() - t0;
     spentMs += ms;
-    requests = Object.values(r.nodes).reduce((n, x) => n + x.received, 0);
-    actions = Object.values(r.clients).reduce((n, x) => n + x.actions, 0);
-    events = r.events;
-    perSec.push((requests / ms) * 1000);
-    actionsPerSec.push((actions / ms) * 1000);
+    perSec.push((last.requests / ms) * 1000);
+    actionsPerSec.push((last.actions / ms) * 1000);
   }
   const later = Math.max(1, Math.floor(perSec.length / 2));
   const warm = median(perSec.slice(later));
   const warmActions = median(actionsPerSec.slice(later));
-  return { requests, actions, events, cold: perSec[0], warm, warmActions, runs: perSec.length };
+  return { ...last, cold: perSec[0], warm, warmActions, runs: perSec.length };
+}
+
+/**
+ * A whole scenario as `spillway sim --scenario NAME` runs it (every run it makes), its requests
+ * counted from its rows: the chain's attempts per user action at A, B and C times the actions
+ * (rounded to 4 places in the rows: within a few requests), the spike's one request an action.
+ */
+async function scenario(name) {
+  if (name === 'chain') {
+    const r = await lib.chainScenario({ seed: 1 });
+    const rows = [...r.refusing, ...r.overloaded];
+    const requests = rows.reduce(
+      (n, x) => n + Math.round((x.attemptsAtA + x.attemptsAtB + x.attemptsAtC) * x.actions),
+      0,
+    );
+    return { requests, actions: rows.reduce((n, x) => n + x.actions, 0), events: Number.NaN };
+  }
+  const r = await lib.spikeScenario({ seed: 1 });
+  const actions = r.rows.reduce((n, x) => n + x.actions, 0);
+  return { requests: actions, actions, events: Number.NaN };
 }
 
 const rows = [];
@@ -128,7 +154,7 @@ const show = (row) => {
   rows.push(row);
   if (!opts.json) {
     console.log(
-      `  ${row.scenario.padEnd(7)} ${row.run.padEnd(28)} ${String(row.requests).padStart(8)} ${String(row.events).padStart(8)} ${String(row.runs).padStart(4)} ${fmt(row.cold)} ${fmt(row.warm)} ${fmt(row.warmActions)}`,
+      `  ${row.scenario.padEnd(7)} ${row.run.padEnd(28)} ${String(row.requests).padStart(8)} ${(Number.isNaN(row.events) ? '–' : String(row.events)).padStart(8)} ${String(row.runs).padStart(4)} ${fmt(row.cold)} ${fmt(row.warm)} ${fmt(row.warmActions)}`,
     );
   }
 };
@@ -144,7 +170,7 @@ if (!opts.json) {
 }
 for (const overloaded of [false, true]) {
   for (const policy of Object.keys(lib.chainPolicies)) {
-    const m = await measure(chainOptions(policy, overloaded));
+    const m = await measure(() => once(chainOptions(policy, overloaded)));
     show({
       scenario: 'chain',
       run: `${overloaded ? 'C at 1.5 ×' : 'C refusing'}, ${policy}`,
@@ -154,9 +180,15 @@ for (const overloaded of [false, true]) {
 }
 for (const server of Object.keys(lib.spikeServers)) {
   for (const shape of lib.spikeShapes) {
-    const m = await measure(spikeOptions(server, shape));
+    const m = await measure(() => once(spikeOptions(server, shape)));
     show({ scenario: 'spike', run: `${server} at ${shape} ×`, ...m });
   }
+}
+
+// The scenarios as a user runs them: the first run is what one `spillway sim` invocation sees.
+for (const name of ['chain', 'spike']) {
+  const m = await measure(() => scenario(name));
+  show({ scenario: name, run: 'the whole scenario (CLI)', ...m });
 }
 
 const t0 = performance.now();
