@@ -180,16 +180,21 @@ function naiveLink(p: {
   const once = (done: Done): void => {
     const request: SimRequest = { expiresAt: Infinity, abandoned: false };
     if (timeouts === undefined) return server.handle(request, done);
+    // Dropped once answered: a request given up on still waits in the server's line (a plain
+    // server serves it anyway), and holds nothing of its caller's for the collector to copy.
+    let caller: Done | undefined = done;
     let timer: TimerHandle | undefined = timeouts.set(() => {
-      timer = undefined;
+      const answer = caller!;
+      caller = timer = undefined;
       request.abandoned = true;
-      done(timedOut);
+      answer(timedOut);
     });
     server.handle(request, (failure) => {
-      if (timer === undefined) return;
-      clock.clearTimer(timer);
-      timer = undefined;
-      done(failure);
+      const answer = caller;
+      if (answer === undefined) return;
+      clock.clearTimer(timer!);
+      caller = timer = undefined;
+      answer(failure);
     });
   };
   // One attempt (`none`): its answer is the caller's, with no retry loop to set up.

@@ -114,11 +114,11 @@ export class SimServer {
     }
     const guard = p.guard;
     if (guard === undefined) return this.#line(request, done);
-    // The guard is a real primitive: a wait in its line or a slot handed on settles a promise.
-    p.clock.touch();
     if (request.expiresAt <= now) return this.#admitted(request, spentDeadline, done);
     const g = guard.tryAcquire();
     if (g.ok || !guard.hasRoom()) return this.#admitted(request, g, done);
+    // A wait in the real guard's line is a promise (and may shed a waiter, settling its own).
+    p.clock.touch();
     void guard
       .acquire({ deadline: request.expiresAt })
       .then((g) => this.#admitted(request, g, done));
@@ -127,9 +127,11 @@ export class SimServer {
   /** The guard's answer: refused as the guard refuses, or on to the server's own line. */
   #admitted(request: SimRequest, g: AcquireResult, done: Done): void {
     if (g.ok) {
+      const guard = this.#p.guard!;
       const permit = g.permit;
       return this.#line(request, (failure) => {
-        this.#p.clock.touch();
+        // A slot given back to the real guard goes to its first waiter, settling its promise.
+        if (guard.queued > 0) this.#p.clock.touch();
         permit.release(failure === undefined ? 'ok' : 'dropped');
         done(failure);
       });
