@@ -7,9 +7,8 @@
  * How the callbacks are drained without a trip through the event loop: the loop's next step is
  * queued with `process.nextTick` from inside a microtask, and Node runs the tick queue only once
  * the microtask queue is empty (microtasks queued by microtasks included). That costs a
- * microtask and a tick per event instead of an event-loop turn (`setImmediate`): the event
- * list alone fires about three million events a second; `spillway/testing`'s virtual clock
- * flushes with `setImmediate` and is measured beside this one in `bench/sim.js`.
+ * microtask and a tick per drained event instead of an event-loop turn (`setImmediate`), which
+ * `spillway/testing`'s virtual clock takes (measured beside this one in `bench/sim.js`).
  *
  * Most events need no drain at all: the simulator's own parts (arrivals, a server's service
  * time, a naive link's timeout) answer by callback. Their timers are set with `setOwnTimer`
