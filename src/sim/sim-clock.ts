@@ -85,7 +85,10 @@ export class TimerQueue {
     this.entry = { due: 0, seq: 0, fn: () => this.#fireHead(), index: -1 };
   }
 
-  /** Calls `fn` after the queue's duration; cleared with the clock's `clearTimer`. */
+  /**
+   * Calls `fn` after the queue's duration, as an own timer (see {@link SimClock.setOwnTimer});
+   * cleared with the clock's `clearTimer`.
+   */
   set(fn: () => void): TimerHandle {
     return this.#clock.queueTimer(this, fn);
   }
@@ -316,11 +319,11 @@ export class SimClock implements Clock {
             void settled.then(() => process.nextTick(yieldThenStep));
             return;
           }
-          // Nothing to drain: the next event at once.
           if (this.#touched) {
             void settled.then(drainThenStep);
             return;
           }
+          // Nothing to drain: the next event at once.
         }
       };
       // Queued from a microtask, a tick runs only when the microtask queue is empty.
