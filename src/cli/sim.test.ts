@@ -40,6 +40,12 @@ describe('spillway sim', () => {
     }
   }, 60_000);
 
+  it('prints the table with the seed and the wall time the run took', async () => {
+    const out = await run(['--scenario', 'spike', '--seed', '3']);
+    expect(out).toMatch(/bounded .* 10×\s+G \d\.\d{3}\n/);
+    expect(out).toMatch(/\nseed 3, simulated in \d+\.\d s of wall time\n$/);
+  }, 60_000);
+
   it('names the scenarios when given another', async () => {
     await expect(command.run(['--scenario', 'storm'])).rejects.toThrow(
       /chain, metastable, spike or corrective-push, got "storm"/,

@@ -162,9 +162,14 @@ export const command: Command = {
       table: (r: never) => string;
       report: (r: never) => string;
     };
+    const startedAt = performance.now();
     const result = (await s.run({ seed })) as never;
+    const seconds = (performance.now() - startedAt) / 1000;
+    // The wall time only beside the table: the JSON stays the same for the same seed.
     process.stdout.write(
-      v.json === true ? `${JSON.stringify(result, null, 2)}\n` : `${s.table(result)}\n`,
+      v.json === true
+        ? `${JSON.stringify(result, null, 2)}\n`
+        : `${s.table(result)}\nseed ${seed}, simulated in ${seconds.toFixed(1)} s of wall time\n`,
     );
     if (v.report !== undefined) {
       const html = s.report(result);
