@@ -1,8 +1,9 @@
 // Speed of `spillway/sim` (BENCHMARKS.md S12): simulated requests (attempts reaching any
 // simulated server) per second of wall time for the chain scenario's runs and the spike
 // scenario's, each of those scenarios whole as `spillway sim --scenario` runs it (all its runs
-// in one: what a user waits for), the full metastable grid's wall time, and the event list on its own beside
-// `spillway/testing`'s virtual clock (which flushes promise callbacks with setImmediate).
+// in one: what a user waits for), the full metastable grid's wall time, and the event list on
+// its own beside `spillway/testing`'s virtual clock (which flushes promise callbacks with
+// setImmediate).
 //
 // A last column gives the user actions (arrivals) a wall second: where a caller's breaker keeps
 // them from every server (the chain's `defaults` row) requests are few and say little.
