@@ -10,15 +10,18 @@
 //
 // Each run is made in this process at least --runs times and until --min-ms of wall time has
 // gone into it (a spike run is 5,000 requests, done in milliseconds: four of them leave the JIT
-// half done). The first is cold (the JIT compiles as it goes; what one `spillway sim` run sees),
-// the median of the later half warm (what a sweep of many runs sees). Speed depends on the Node
+// half done). The first is cold (the JIT compiles as it goes), the median of the later half warm
+// (what a sweep of many runs sees). A whole scenario's cold figure comes from processes of its
+// own, one run each: what one `spillway sim` invocation sees. Speed depends on the Node
 // version (promises, errors and timers each cost differently on 20, 22 and 24): run it on each.
 //
 // Usage: npm run build && node bench/sim.js [--runs 5] [--min-ms 1000] [--json]
 //        (SPILLWAY_DIST=<dir> to load another build)
+import { spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { median } from './lib/stats.js';
 import { benchOptions, usageError } from './lib/usage.js';
+import { wholeScenario } from './lib/sim-scenario.js';
 
 const opts = benchOptions(new URL(import.meta.url), {
   runs: { type: 'string', default: '5' },
@@ -38,6 +41,7 @@ const maxRuns = 1_000;
 
 const dist = process.env.SPILLWAY_DIST ?? new URL('../dist', import.meta.url).pathname;
 const lib = await import(`${dist}/sim/index.js`);
+const coldScript = new URL('./lib/sim-cold.js', import.meta.url).pathname;
 const { createVirtualClock } = await import(`${dist}/testing/index.js`);
 
 /** The chain's options for `policy`: A → B → C, C refusing everything or at 1.5 × overload. */
@@ -130,23 +134,24 @@ async function measure(run) {
 }
 
 /**
- * A whole scenario as `spillway sim --scenario NAME` runs it (every run it makes), its requests
- * counted from its rows: the chain's attempts per user action at A, B and C times the actions
- * (rounded to 4 places in the rows: within a few requests), the spike's one request an action.
+ * A whole scenario's cold figure: the median of `runs` processes of its own, each running it
+ * once (bench/lib/sim-cold.js), as one `spillway sim --scenario NAME` does — in this process
+ * the rows before it have already warmed the JIT.
  */
-async function scenario(name) {
-  if (name === 'chain') {
-    const r = await lib.chainScenario({ seed: 1 });
-    const rows = [...r.refusing, ...r.overloaded];
-    const requests = rows.reduce(
-      (n, x) => n + Math.round((x.attemptsAtA + x.attemptsAtB + x.attemptsAtC) * x.actions),
-      0,
-    );
-    return { requests, actions: rows.reduce((n, x) => n + x.actions, 0), events: Number.NaN };
+function coldInFreshProcesses(name) {
+  const perSec = [];
+  for (let i = 0; i < runs; i++) {
+    const child = spawnSync(process.execPath, [coldScript, name], {
+      encoding: 'utf8',
+      env: { ...process.env, SPILLWAY_DIST: dist },
+    });
+    if (child.status !== 0) {
+      throw new Error(`${coldScript} ${name} failed (${child.status}): ${child.stderr}`);
+    }
+    const r = JSON.parse(child.stdout);
+    perSec.push((r.requests / r.ms) * 1000);
   }
-  const r = await lib.spikeScenario({ seed: 1 });
-  const actions = r.rows.reduce((n, x) => n + x.actions, 0);
-  return { requests: actions, actions, events: Number.NaN };
+  return median(perSec);
 }
 
 const rows = [];
@@ -186,10 +191,11 @@ for (const server of Object.keys(lib.spikeServers)) {
   }
 }
 
-// The scenarios as a user runs them: the first run is what one `spillway sim` invocation sees.
+// The scenarios as a user runs them: cold in processes of their own (what one `spillway sim`
+// invocation sees), warm here (what a sweep sees).
 for (const name of ['chain', 'spike']) {
-  const m = await measure(() => scenario(name));
-  show({ scenario: name, run: 'the whole scenario (CLI)', ...m });
+  const m = await measure(() => wholeScenario(lib, name));
+  show({ scenario: name, run: 'the whole scenario (CLI)', ...m, cold: coldInFreshProcesses(name) });
 }
 
 const t0 = performance.now();
