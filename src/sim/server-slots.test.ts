@@ -48,8 +48,8 @@ describe('ServerSlots', () => {
     const served: number[] = [];
     const refused: number[] = [];
     const slots = new ServerSlots({ current: 1 }, 10, (r) => served.push(r.expiresAt));
-    for (const i of [1, 2, 3]) slots.enter(request(i), () => refused.push(i));
-    slots.clear((done) => done(undefined));
+    for (const i of [1, 2, 3]) slots.enter(request(i), (_f, r) => refused.push(r.expiresAt));
+    slots.clear((r, answer) => answer(undefined, r));
     expect(refused).toEqual([2, 3]);
     expect(slots.waiting).toBe(0);
     slots.release();

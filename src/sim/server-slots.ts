@@ -24,8 +24,15 @@ export interface SimRequest {
 /** How a request's answer reaches its caller: `undefined` for success, else what it received. */
 export type Done = (failure: Error | undefined) => void;
 
+/**
+ * How a server answers a request: as {@link Done}, with the request it answers. A caller can
+ * then answer all its requests with one function (their state on the request), so a request
+ * waiting in a long line holds no closure of its own.
+ */
+export type Answer = (failure: Error | undefined, request: SimRequest) => void;
+
 /** What a granted waiter does with its slot (called once; it must `release` it later). */
-export type Serve = (request: SimRequest, done: Done) => void;
+export type Serve = (request: SimRequest, answer: Answer) => void;
 
 /** Slots and the line. */
 export class ServerSlots {
@@ -33,8 +40,8 @@ export class ServerSlots {
   readonly #maxQueue: number;
   readonly #serve: Serve;
   #busy = 0;
-  /** Waiting requests, each as two entries (request, done), from `#head` on. */
-  #line: (SimRequest | Done | undefined)[] = [];
+  /** Waiting requests, each as two entries (request, answer), from `#head` on. */
+  #line: (SimRequest | Answer | undefined)[] = [];
   #head = 0;
 
   /** `limit.current` is read whenever a slot could be taken (capacity changes over time). */
@@ -53,14 +60,14 @@ export class ServerSlots {
    * Serves `request` now if a slot is free and nobody waits, else puts it in line; `false` when
    * the line is full (the request was neither served nor queued).
    */
-  enter(request: SimRequest, done: Done): boolean {
+  enter(request: SimRequest, answer: Answer): boolean {
     if (this.waiting === 0 && this.#busy < this.#limit.current) {
       this.#busy++;
-      this.#serve(request, done);
+      this.#serve(request, answer);
       return true;
     }
     if (this.waiting >= this.#maxQueue) return false;
-    this.#line.push(request, done);
+    this.#line.push(request, answer);
     return true;
   }
 
@@ -70,22 +77,24 @@ export class ServerSlots {
     while (this.waiting > 0 && this.#busy < this.#limit.current) {
       const line = this.#line;
       const request = line[this.#head] as SimRequest;
-      const done = line[this.#head + 1] as Done;
+      const answer = line[this.#head + 1] as Answer;
       line[this.#head] = line[this.#head + 1] = undefined;
       this.#head += 2;
       this.#busy++;
-      this.#serve(request, done);
+      this.#serve(request, answer);
     }
     this.#compact();
   }
 
-  /** Empties the line, calling `refuse` with each waiter's `done`, in order. */
-  clear(refuse: (done: Done) => void): void {
+  /** Empties the line, calling `refuse` with each waiter and its `answer`, in order. */
+  clear(refuse: Serve): void {
     const line = this.#line;
     const head = this.#head;
     this.#line = [];
     this.#head = 0;
-    for (let i = head + 1; i < line.length; i += 2) refuse(line[i] as Done);
+    for (let i = head; i < line.length; i += 2) {
+      refuse(line[i] as SimRequest, line[i + 1] as Answer);
+    }
   }
 
   /** Drops the served entries once they are most of the array (amortised O(1) a waiter). */

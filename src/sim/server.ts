@@ -29,9 +29,9 @@ import { statedWaitMs } from '../http/refusal-response.js';
 import type { SimClock } from './sim-clock.js';
 import type { Random } from './random.js';
 import type { SimLimit } from './types.js';
-import { ServerSlots, type Done, type SimRequest } from './server-slots.js';
+import { ServerSlots, type Answer, type Done, type SimRequest } from './server-slots.js';
 
-export type { Done, SimRequest };
+export type { Answer, Done, SimRequest };
 
 /** What a server does once a request has been served, answering through `done`. */
 export type Behaviour = (request: SimRequest, done: Done) => void;
@@ -97,11 +97,11 @@ export class SimServer {
   }
 
   /**
-   * Serves `request`, then calls `done` once: with nothing on success, with what the caller
-   * receives otherwise. As the guard admits, only a wait in line costs a promise: a spent
-   * deadline is refused at the door, a free slot taken at once, the service time is a timer.
+   * Serves `request`, then calls `answer` once with it: with no failure on success, with what
+   * the caller receives otherwise. As the guard admits, only a wait in line costs a promise: a
+   * spent deadline is refused at the door, a free slot taken at once, the service time a timer.
    */
-  handle(request: SimRequest, done: Done): void {
+  handle(request: SimRequest, answer: Answer): void {
     const p = this.#p;
     const c = this.counters;
     const now = p.clock.now();
@@ -110,22 +110,22 @@ export class SimServer {
     c.receivedPerBucket[bucket] = (c.receivedPerBucket[bucket] ?? 0) + 1;
     if (now < this.#downUntil) {
       c.refused++;
-      return done(this.#refusal('later'));
+      return answer(this.#refusal('later'), request);
     }
     const guard = p.guard;
-    if (guard === undefined) return this.#line(request, done);
-    if (request.expiresAt <= now) return this.#admitted(request, spentDeadline, done);
+    if (guard === undefined) return this.#line(request, answer);
+    if (request.expiresAt <= now) return this.#admitted(request, spentDeadline, answer);
     const g = guard.tryAcquire();
-    if (g.ok || !guard.hasRoom()) return this.#admitted(request, g, done);
+    if (g.ok || !guard.hasRoom()) return this.#admitted(request, g, answer);
     // A wait in the real guard's line is a promise (and may shed a waiter, settling its own).
     p.clock.touch();
     void guard
       .acquire({ deadline: request.expiresAt })
-      .then((g) => this.#admitted(request, g, done));
+      .then((g) => this.#admitted(request, g, answer));
   }
 
   /** The guard's answer: refused as the guard refuses, or on to the server's own line. */
-  #admitted(request: SimRequest, g: AcquireResult, done: Done): void {
+  #admitted(request: SimRequest, g: AcquireResult, answer: Answer): void {
     if (g.ok) {
       const guard = this.#p.guard!;
       const permit = g.permit;
@@ -133,35 +133,35 @@ export class SimServer {
         // A slot given back to the real guard goes to its first waiter, settling its promise.
         if (guard.queued > 0) this.#p.clock.touch();
         permit.release(failure === undefined ? 'ok' : 'dropped');
-        done(failure);
+        answer(failure, request);
       });
     }
     this.counters.refused++;
     // As the guard answers its own limit's refusal (never `aborted`: nothing aborts it).
-    done(this.#answer(refusalOfRejection(g)!));
+    answer(this.#answer(refusalOfRejection(g)!), request);
   }
 
   /** A slot now, or a place in the line (which a restart empties); a full line refuses. */
-  #line(request: SimRequest, done: Done): void {
-    if (!this.#slots.enter(request, done)) this.#refuse(done);
+  #line(request: SimRequest, answer: Answer): void {
+    if (!this.#slots.enter(request, answer)) this.#refuse(request, answer);
   }
 
   /** A request refused by the server itself (a full line, a restart): a 503 saying `later`. */
-  readonly #refuse = (done: Done): void => {
+  readonly #refuse = (request: SimRequest, answer: Answer): void => {
     this.counters.refused++;
-    done(this.#refusal('later'));
+    answer(this.#refusal('later'), request);
   };
 
   /** Holds a slot for a service time, then does what the server does, and frees the slot. */
-  readonly #serve = (request: SimRequest, done: Done): void => {
+  readonly #serve = (request: SimRequest, answer: Answer): void => {
     const c = this.counters;
     this.#p.clock.setOwnTimer(this.#p.sample(), () => {
       c.served++;
       if (request.abandoned) c.wasted++;
       this.behaviour(request, (failure) => {
-        const answer = failure === undefined ? undefined : this.#passedUp(failure);
+        const passed = failure === undefined ? undefined : this.#passedUp(failure);
         this.#slots.release();
-        done(answer);
+        answer(passed, request);
       });
     });
   };
