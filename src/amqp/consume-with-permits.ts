@@ -9,6 +9,7 @@
  */
 import type { TimerHandle } from '../core/clock/clock.js';
 import type { Permit, PermitOutcome } from '../core/concurrency-limit/permit.js';
+import { freeSlot } from '../core/concurrency-limit/free-slot.js';
 import { DeadlineExceededError } from '../core/errors/rejected-error.js';
 import { Emitter, type Event, type Subscription } from '../core/events/emitter.js';
 import { AckBatch } from './ack-batch.js';
@@ -202,10 +203,11 @@ class Consumer implements PermitConsumer {
           this.#send(d.message, { action: 'dead-letter', reason: 'expired' }, undefined);
           continue;
         }
-        const r = this.#s.limit.tryAcquire();
-        if (!r.ok) break;
+        // Nothing is refused when no permit is free: the delivery waits for a release.
+        const permit = freeSlot(this.#s.limit);
+        if (permit === undefined) break;
         this.#waiting.shift();
-        d.permit = r.permit;
+        d.permit = permit;
         this.#holding.add(d);
         const run = this.#run(d);
         this.#running.add(run);

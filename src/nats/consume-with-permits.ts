@@ -10,6 +10,7 @@
 import { systemClock, type Clock } from '../core/clock/clock.js';
 import { concurrencyLimit } from '../core/concurrency-limit/concurrency-limit.js';
 import type { Permit } from '../core/concurrency-limit/permit.js';
+import { freeSlot } from '../core/concurrency-limit/free-slot.js';
 import type { ConcurrencyLimit } from '../core/concurrency-limit/types.js';
 import { Emitter, type Event } from '../core/events/emitter.js';
 import { SpillwayConfigError } from '../core/errors/config-error.js';
@@ -180,9 +181,10 @@ class Consumer<M extends JetStreamMessageLike> implements PermitConsumer<M> {
     const limit = this.#limit;
     for (;;) {
       while (permits.length < this.#batch) {
-        const r = limit.tryAcquire();
-        if (!r.ok) break;
-        permits.push(r.permit);
+        // Nothing is refused when no permit is free: the pull waits for a release.
+        const permit = freeSlot(limit);
+        if (permit === undefined) break;
+        permits.push(permit);
       }
       const enough = Math.ceil(Math.min(this.#batch, limit.limit) / 2);
       if (permits.length >= enough || this.#stopping.signal.aborted) return permits;

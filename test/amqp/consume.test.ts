@@ -12,6 +12,7 @@ import {
   type PermitConsumer,
   type SettleEvent,
 } from '../../src/amqp/index.js';
+import { concurrencyLimit } from '../../src/core/concurrency-limit/concurrency-limit.js';
 import { DependencyOverloadedError } from '../../src/core/errors/overloaded-error.js';
 import { connect, deleteQueues, uniqueQueue, waitFor } from './helpers.js';
 
@@ -100,6 +101,35 @@ describe('consumeWithPermits', () => {
     expect(most).toBe(4);
     expect(consumer.prefetch).toBe(4);
     await waitFor('queue empty', async () => (await messagesIn(queue)) === 0);
+  });
+
+  it('reports no refusal to a shared limit while deliveries wait for a free permit', async () => {
+    const { queue } = await workQueue('quiet');
+    const total = 60;
+    publish(queue, total);
+    // A limit shared with other work, whose refusals someone counts.
+    const limit = concurrencyLimit({ limit: 2 });
+    const refusals: string[] = [];
+    limit.onReject((e) => refusals.push(e.reason));
+    let done = 0;
+    const consumer = await consumeWithPermits({
+      channel: await connection.createChannel(),
+      queue,
+      limit,
+      prefetch: 8,
+      handler: async () => {
+        await pause(2);
+        done += 1;
+      },
+    });
+    consumers.push(consumer);
+    await waitFor('every message handled', () => done === total);
+    // Deliveries found the limit full again and again, and waited: nothing was refused.
+    expect(refusals).toEqual([]);
+    const held = [limit.tryAcquire(), limit.tryAcquire()];
+    expect(limit.tryAcquire().ok).toBe(false);
+    expect(refusals).toEqual(['queue-full']);
+    for (const r of held) if (r.ok) r.permit.release();
   });
 
   it('loses nothing across a restart: every message acked exactly once or dead-lettered with a reason', async () => {

@@ -2,7 +2,7 @@
 // starts it). Each test uses its own memory stream and consumer (unique names) and deletes them.
 import type { Consumer, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BacklogFullError, RateLimitedError, lagGate } from '../../src/index.js';
+import { BacklogFullError, RateLimitedError, concurrencyLimit, lagGate } from '../../src/index.js';
 import {
   backlogFullFrom,
   consumeWithPermits,
@@ -178,6 +178,35 @@ describe('consumeWithPermits', () => {
       const info = await f.jsm.consumers.info(f.stream, f.durable);
       return info.num_pending + info.num_ack_pending === 0;
     });
+  });
+
+  it('reports no refusal to a shared limit while it waits for a free permit', async () => {
+    const f = await make('quiet', {}, 1_000);
+    const total = 60;
+    await publishMany(f, total);
+    // A limit shared with other work, whose refusals someone counts.
+    const limit = concurrencyLimit({ limit: 2 });
+    const refusals: string[] = [];
+    limit.onReject((e) => refusals.push(e.reason));
+    let handled = 0;
+    const c = consumeWithPermits({
+      consumer: await f.consumer(),
+      limit,
+      batch: 2,
+      expiresMs: 1_000,
+      handler: async () => {
+        await sleep(2);
+        handled++;
+      },
+    });
+    await eventually('every message handled', () => handled === total);
+    await c.stop();
+    // The consumer found the limit full again and again, and waited: nothing was refused.
+    expect(refusals).toEqual([]);
+    const held = [limit.tryAcquire(), limit.tryAcquire()];
+    expect(limit.tryAcquire().ok).toBe(false);
+    expect(refusals).toEqual(['queue-full']);
+    for (const r of held) if (r.ok) r.permit.release();
   });
 
   it('naks a message refused downstream with the refusal as its delay', async () => {

@@ -103,9 +103,18 @@ export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner 
   }
 
   tryAcquire(): AcquireResult {
+    return this.freeSlot() ?? this.#reject('queue-full', 1, this.#retryAfterMs());
+  }
+
+  /**
+   * A slot as {@link tryAcquire} gives it, or `undefined` with no refusal reported: for a
+   * caller that waits for a release when none is free (a consumer's pump, see `free-slot.ts`),
+   * which nothing was refused.
+   */
+  freeSlot(): AcquireResult | undefined {
     if (this.#line.size === 0 && this.#active < this.#limitNow()) return this.#grantNow(1);
     if (this.#s.partitions?.entitled(1, this.#limitNow()) === true) return this.#grantNow(1);
-    return this.#reject('queue-full', 1, this.#retryAfterMs());
+    return undefined;
   }
 
   acquire(options?: AcquireOptions): Promise<AcquireResult> {
