@@ -51,6 +51,7 @@ export function callStateOf<T>(
       work,
       maxAttempts,
       expiresAt: Infinity,
+      readAt: Number.NaN,
       deadlineSignalled: false,
       signal: work.signal,
       unlink: undefined,
@@ -95,7 +96,7 @@ export function callStateOf<T>(
     }
   }
   const deadline = options?.deadline;
-  const { expiresAt, deadlineSignal, signalled } =
+  const { expiresAt, readAt, deadlineSignal, signalled } =
     deadline === undefined && ambient !== undefined
       ? ambientDeadline(ambient, settings.clock)
       : deadlineOf(deadline, settings.clock);
@@ -104,6 +105,7 @@ export function callStateOf<T>(
     work,
     maxAttempts,
     expiresAt,
+    readAt,
     deadlineSignalled: signalled,
     signal: joined?.signal,
     unlink: joined?.unlink,
@@ -119,6 +121,8 @@ export function callStateOf<T>(
 /** A settled deadline: when, the signal that aborts at it (if any), and whether it does so. */
 interface SettledDeadline {
   readonly expiresAt: number;
+  /** The clock's reading `expiresAt` was made from, or NaN when none was made. */
+  readonly readAt: number;
   readonly deadlineSignal: AbortSignal | undefined;
   /** True when `deadlineSignal` aborts at `expiresAt` itself, so no timer is needed. */
   readonly signalled: boolean;
@@ -126,6 +130,7 @@ interface SettledDeadline {
 
 const noDeadline: SettledDeadline = {
   expiresAt: Infinity,
+  readAt: Number.NaN,
   deadlineSignal: undefined,
   signalled: false,
 };
@@ -137,7 +142,8 @@ function deadlineOf(deadline: CallOptions['deadline'], clock: Clock): SettledDea
     if (Number.isNaN(deadline) || deadline < 0) {
       throw new SpillwayArgumentError('deadline', 'milliseconds from now (0 or more)', deadline);
     }
-    return { expiresAt: clock.now() + deadline, deadlineSignal: undefined, signalled: false };
+    const now = clock.now();
+    return { expiresAt: now + deadline, readAt: now, deadlineSignal: undefined, signalled: false };
   }
   if (
     typeof deadline !== 'object' ||
@@ -152,7 +158,12 @@ function deadlineOf(deadline: CallOptions['deadline'], clock: Clock): SettledDea
     );
   }
   const s = deadline.signal instanceof AbortSignal ? deadline.signal : undefined;
-  return { expiresAt: deadline.expiresAt, deadlineSignal: s, signalled: s !== undefined };
+  return {
+    expiresAt: deadline.expiresAt,
+    readAt: Number.NaN,
+    deadlineSignal: s,
+    signalled: s !== undefined,
+  };
 }
 
 /**
@@ -162,7 +173,17 @@ function deadlineOf(deadline: CallOptions['deadline'], clock: Clock): SettledDea
 function ambientDeadline(ambient: AmbientContext, clock: Clock): SettledDeadline {
   const s = ambient.signal;
   if ((ambient.clock ?? systemClock) === clock) {
-    return { expiresAt: ambient.expiresAt, deadlineSignal: s, signalled: s !== undefined };
+    return {
+      expiresAt: ambient.expiresAt,
+      readAt: Number.NaN,
+      deadlineSignal: s,
+      signalled: s !== undefined,
+    };
   }
-  return { expiresAt: expiresAtOn(ambient, clock), deadlineSignal: s, signalled: false };
+  return {
+    expiresAt: expiresAtOn(ambient, clock),
+    readAt: Number.NaN,
+    deadlineSignal: s,
+    signalled: false,
+  };
 }

@@ -123,13 +123,15 @@ export class Client implements Dependency {
     // A refusal is returned, not thrown: under overload it is the common way out.
     let refused: unknown;
     let thrown = false;
+    // Without a deadline the clock is not read at all; a first attempt starts at once, so it
+    // checks its deadline against the reading the deadline was made from, if there was one.
+    let now = Number.NaN;
     try {
       const expiresAt = call.expiresAt;
-      // Without a deadline the clock is not read at all.
+      if (expiresAt !== Infinity)
+        now = number === 1 && !Number.isNaN(call.readAt) ? call.readAt : s.clock.now();
       refused =
-        expiresAt !== Infinity && expiresAt <= s.clock.now()
-          ? new DeadlineExceededError()
-          : s.breakerGate?.enter(attempt, s.name);
+        expiresAt <= now ? new DeadlineExceededError() : s.breakerGate?.enter(attempt, s.name);
     } catch (error) {
       // A clock or breaker passed in is user code.
       refused = error;
@@ -140,11 +142,15 @@ export class Client implements Dependency {
       return this.#failed(attempt, refused, verdict);
     }
     if (s.pace !== undefined) return this.#paced(attempt);
-    return this.#capped(attempt);
+    return this.#capped(attempt, now);
   }
 
-  /** The rest of an attempt from the cap on: a place under it, then {@link #granted}. */
-  #capped<T>(attempt: Attempt<T>): Promise<T> {
+  /**
+   * The rest of an attempt from the cap on: a place under it, then {@link #granted}. `now`: the
+   * clock's reading the attempt was checked with, which an answer of the cap given at once
+   * still stands on (NaN when none was made).
+   */
+  #capped<T>(attempt: Attempt<T>, now: number): Promise<T> {
     let acquired: AcquireResult | Promise<AcquireResult> | undefined;
     try {
       acquired = this.#cap(attempt);
@@ -152,8 +158,10 @@ export class Client implements Dependency {
       const verdict = attempt.call.signal?.aborted === true ? 'caller' : 'local';
       return this.#failed(attempt, error, verdict);
     }
-    if (acquired instanceof Promise) return acquired.then((a) => this.#granted(attempt, a));
-    return this.#granted(attempt, acquired);
+    if (acquired instanceof Promise) {
+      return acquired.then((a) => this.#granted(attempt, a, Number.NaN));
+    }
+    return this.#granted(attempt, acquired, now);
   }
 
   /**
@@ -171,7 +179,7 @@ export class Client implements Dependency {
         deadline: expiresAt === Infinity ? undefined : expiresAt,
       })
       .then(
-        () => this.#capped(attempt),
+        () => this.#capped(attempt, Number.NaN),
         (error: unknown) =>
           this.#failed(attempt, error, call.signal?.aborted === true ? 'caller' : 'local'),
       );
@@ -200,9 +208,14 @@ export class Client implements Dependency {
   /**
    * The rest of an attempt once the cap has answered (`undefined`: a slot was taken without a
    * permit): the deadline again → the throttle (for a retry, or for every attempt with
-   * `throttleFirstAttempts`) → the work. Never throws either.
+   * `throttleFirstAttempts`) → the work. Never throws either. `readAt`: the clock's reading
+   * made in the same turn, if any (NaN: none, or the cap made it wait).
    */
-  #granted<T>(attempt: Attempt<T>, acquired: AcquireResult | undefined): Promise<T> {
+  #granted<T>(
+    attempt: Attempt<T>,
+    acquired: AcquireResult | undefined,
+    readAt: number,
+  ): Promise<T> {
     const s = this.#s;
     const call = attempt.call;
     if (acquired !== undefined) {
@@ -219,8 +232,14 @@ export class Client implements Dependency {
     const bounded = expiresAt !== Infinity;
     // The throttle stands in a retry's way; in a first attempt's only when asked to.
     const gate = attempt.number > 1 || s.throttleFirstAttempts ? s.throttleGate : undefined;
-    // One reading for the deadline's check, what is left of it and a throttle built here.
-    const now = bounded || gate?.readsClock === true ? s.clock.now() : Number.NaN;
+    // One reading for the deadline's check, what is left of it and a throttle built here: the
+    // attempt's own when the cap answered at once.
+    const now =
+      bounded || gate?.readsClock === true
+        ? Number.isNaN(readAt)
+          ? s.clock.now()
+          : readAt
+        : Number.NaN;
     if (bounded && expiresAt <= now) {
       // Granted at the very edge of the deadline: too late to send anything.
       return this.#failed(attempt, new DeadlineExceededError(), 'local');

@@ -8,6 +8,7 @@ import {
   DependencyOverloadedError,
   QueueFullError,
   ThrottledError,
+  type Clock,
 } from '../index.js';
 import { refusalFromError } from '../http/index.js';
 import { createVirtualClock } from '../testing/index.js';
@@ -204,6 +205,51 @@ describe('local refusals never count against the dependency', () => {
     await dep.fetch('http://x/');
     expect(opened).toEqual([9]); // 500, 502, 500 in a row
     expect(dep.active).toBe(0);
+  });
+
+  it('a call with a deadline reads the clock once to start and once to record', async () => {
+    const base = createVirtualClock();
+    let reads = 0;
+    const clock: Clock = {
+      now: () => {
+        reads++;
+        return base.now();
+      },
+      wallNow: () => base.wallNow(),
+      setTimer: (ms, fn, options) => base.setTimer(ms, fn, options),
+      clearTimer: (handle) => base.clearTimer(handle),
+      sleep: (ms, signal) => base.sleep(ms, signal),
+      timeoutSignal: (ms) => base.timeoutSignal(ms),
+    };
+    const dep = dependency({
+      name: 'x',
+      clock,
+      fetch: () => Promise.resolve(new Response('x')),
+    });
+    // In ms: the deadline's reading is the attempt's, for its check, its timer and what is
+    // left of it; then the breaker and throttle record the answer.
+    reads = 0;
+    await dep.call(() => 'ok', { deadline: 500 });
+    expect(reads).toBe(2);
+    // An absolute deadline: one reading for the attempt, one to record.
+    reads = 0;
+    await dep.call(() => 'ok', { deadline: { expiresAt: base.now() + 500 } });
+    expect(reads).toBe(2);
+    // A retry reads its own: the first attempt's reading is long past.
+    let n = 0;
+    reads = 0;
+    const second = dep.call(
+      async () => {
+        await Promise.resolve();
+        if (n++ === 0) throw Object.assign(new Error('busy'), { status: 503 });
+        return 'ok';
+      },
+      { deadline: 5_000, idempotent: true },
+    );
+    await base.advance(1_000);
+    expect(await second).toBe('ok');
+    expect(n).toBe(2);
+    expect(reads).toBeGreaterThan(2);
   });
 
   it('own breaker and throttle: one reading each way per call, the verdicts of a passed-in breaker', async () => {

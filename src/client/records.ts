@@ -44,6 +44,11 @@ export interface CallState<T> {
   /** Attempts allowed in all. */
   readonly maxAttempts: number;
   readonly expiresAt: number;
+  /**
+   * The clock's reading `expiresAt` was made from (a deadline given in ms), NaN when none was
+   * made: the first attempt, which starts at once, checks the deadline against it.
+   */
+  readonly readAt: number;
   /** True when a caller signal already aborts at `expiresAt` (a `Deadline`'s): no timer needed. */
   readonly deadlineSignalled: boolean;
   /** Every caller signal joined (the options', the init's, the deadline's). */
