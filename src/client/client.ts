@@ -343,11 +343,13 @@ export class Client implements Dependency {
    */
   #ended<T>(attempt: Attempt<T>, error: unknown): Promise<T> {
     const call = attempt.call;
-    // A failure the loop would pass up untouched (a local refusal, an error that is no
-    // overload signal) does not enter it: under overload, most calls end here.
-    if (attempt.number > 1 || call.maxAttempts <= 1 || classifyError(error) === undefined) {
-      return rejection(error);
-    }
+    if (attempt.number > 1 || call.maxAttempts <= 1) return rejection(error);
+    // A failure the loop would pass up untouched does not enter it: a local refusal, an error
+    // that is no overload signal, one never to be retried (a callee's `never`, a spent budget
+    // below), or one that reached a callee for work that is not idempotent. Under overload,
+    // most calls end here.
+    const c = classifyError(error);
+    if (c === undefined || !c.retryable || (c.sent && !call.idempotent)) return rejection(error);
     return retriesAfter(attempt, error, {
       settings: this.#s,
       budget: this.budget,
