@@ -105,7 +105,7 @@ export function callStateOf<T>(
     work,
     maxAttempts,
     expiresAt,
-    readAt,
+    readAt: readAt ?? Number.NaN,
     deadlineSignalled: signalled,
     signal: joined?.signal,
     unlink: joined?.unlink,
@@ -121,8 +121,8 @@ export function callStateOf<T>(
 /** A settled deadline: when, the signal that aborts at it (if any), and whether it does so. */
 interface SettledDeadline {
   readonly expiresAt: number;
-  /** The clock's reading `expiresAt` was made from, or NaN when none was made. */
-  readonly readAt: number;
+  /** The clock's reading `expiresAt` was made from, if one was made (a deadline in ms). */
+  readonly readAt?: number;
   readonly deadlineSignal: AbortSignal | undefined;
   /** True when `deadlineSignal` aborts at `expiresAt` itself, so no timer is needed. */
   readonly signalled: boolean;
@@ -130,7 +130,6 @@ interface SettledDeadline {
 
 const noDeadline: SettledDeadline = {
   expiresAt: Infinity,
-  readAt: Number.NaN,
   deadlineSignal: undefined,
   signalled: false,
 };
@@ -158,12 +157,7 @@ function deadlineOf(deadline: CallOptions['deadline'], clock: Clock): SettledDea
     );
   }
   const s = deadline.signal instanceof AbortSignal ? deadline.signal : undefined;
-  return {
-    expiresAt: deadline.expiresAt,
-    readAt: Number.NaN,
-    deadlineSignal: s,
-    signalled: s !== undefined,
-  };
+  return { expiresAt: deadline.expiresAt, deadlineSignal: s, signalled: s !== undefined };
 }
 
 /**
@@ -173,17 +167,7 @@ function deadlineOf(deadline: CallOptions['deadline'], clock: Clock): SettledDea
 function ambientDeadline(ambient: AmbientContext, clock: Clock): SettledDeadline {
   const s = ambient.signal;
   if ((ambient.clock ?? systemClock) === clock) {
-    return {
-      expiresAt: ambient.expiresAt,
-      readAt: Number.NaN,
-      deadlineSignal: s,
-      signalled: s !== undefined,
-    };
+    return { expiresAt: ambient.expiresAt, deadlineSignal: s, signalled: s !== undefined };
   }
-  return {
-    expiresAt: expiresAtOn(ambient, clock),
-    readAt: Number.NaN,
-    deadlineSignal: s,
-    signalled: false,
-  };
+  return { expiresAt: expiresAtOn(ambient, clock), deadlineSignal: s, signalled: false };
 }

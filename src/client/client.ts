@@ -234,12 +234,8 @@ export class Client implements Dependency {
     const gate = attempt.number > 1 || s.throttleFirstAttempts ? s.throttleGate : undefined;
     // One reading for the deadline's check, what is left of it and a throttle built here: the
     // attempt's own when the cap answered at once.
-    const now =
-      bounded || gate?.readsClock === true
-        ? Number.isNaN(readAt)
-          ? s.clock.now()
-          : readAt
-        : Number.NaN;
+    let now = readAt;
+    if (Number.isNaN(now) && (bounded || gate?.readsClock === true)) now = s.clock.now();
     if (bounded && expiresAt <= now) {
       // Granted at the very edge of the deadline: too late to send anything.
       return this.#failed(attempt, new DeadlineExceededError(), 'local');
