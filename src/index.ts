@@ -155,8 +155,6 @@ export {
 export {
   retryBudget,
   isRetryBudget,
-  carryBudget,
-  budgetCarriedBy,
   type RatioRetryBudgetOptions,
   type RetryBudget,
   type RetryBudgetExhaustedEvent,
@@ -164,6 +162,7 @@ export {
   type RetryBudgetPolicy,
   type TokenRetryBudgetOptions,
 } from './core/retry-budget/retry-budget.js';
+export { carryBudget, budgetCarriedBy } from './core/retry-budget/carried-budget.js';
 export {
   backoff,
   type Backoff,

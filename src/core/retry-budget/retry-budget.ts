@@ -95,25 +95,3 @@ export function isRetryBudget(value: unknown): value is RetryBudget {
     typeof v.recordFailure === 'function'
   );
 }
-
-const carried = Symbol.for('spillway.retryBudget');
-
-/**
- * Marks `error` as a failure of a dependency whose retries `budget` governs, so that a
- * {@link retry} loop given no budget of its own draws from that one: an application's retry
- * around a client then shares the client's tokens instead of multiplying its attempts. The mark
- * is a non-enumerable symbol (it never shows in logs or JSON); errors that cannot take one are
- * left alone. `spillway/client` marks the errors each dependency throws.
- */
-export function carryBudget(error: unknown, budget: RetryBudget): void {
-  if (typeof error !== 'object' || error === null || !Object.isExtensible(error)) return;
-  if (Object.hasOwn(error, carried)) return;
-  Object.defineProperty(error, carried, { value: budget, enumerable: false });
-}
-
-/** The budget {@link carryBudget} attached to `error`, if any. */
-export function budgetCarriedBy(error: unknown): RetryBudget | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const budget = (error as { [carried]?: unknown })[carried];
-  return isRetryBudget(budget) ? budget : undefined;
-}

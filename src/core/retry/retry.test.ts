@@ -7,7 +7,8 @@ import { QueueFullError } from '../errors/rejected-error.js';
 import { RetryBudgetExhaustedError } from '../errors/retry-budget-error.js';
 import { DependencyUnreachableError } from '../errors/unreachable-error.js';
 import { DependencyTimeoutError } from '../errors/dependency-timeout-error.js';
-import { budgetCarriedBy, carryBudget, retryBudget } from '../retry-budget/retry-budget.js';
+import { budgetCarriedBy, carryBudget } from '../retry-budget/carried-budget.js';
+import { retryBudget } from '../retry-budget/retry-budget.js';
 import { retry, type RetryContext } from './retry.js';
 
 function refusal(signal: RetrySignal, retryAfterMs?: number): DependencyOverloadedError {

@@ -17,7 +17,8 @@ import { summaryOf } from '../errors/failure-summary.js';
 import { clockLike } from '../internal/validate.js';
 import { rejectSoon } from '../internal/reject-soon.js';
 import { backoff, isBackoff, type Backoff, type BackoffOptions } from '../backoff/backoff.js';
-import { budgetCarriedBy, isRetryBudget, type RetryBudget } from '../retry-budget/retry-budget.js';
+import { isRetryBudget, type RetryBudget } from '../retry-budget/retry-budget.js';
+import { budgetCarriedBy } from '../retry-budget/carried-budget.js';
 import { classifyError, type RetryClass } from './classify.js';
 
 /** The hard ceiling on attempts, as in gRPC: more attempts never help an overloaded callee. */
