@@ -3,11 +3,17 @@
 // budget, spends the budget a dependency of the other copy marked its failure with — in both
 // directions. Needs `dist/` built (`npm test` builds it first).
 import { describe, expect, it } from 'vitest';
-import * as built from '../../dist/index.js';
-import { dependency as builtDependency } from '../../dist/client/index.js';
 import * as source from '../../src/index.js';
 import { dependency as sourceDependency } from '../../src/client/index.js';
 import { createVirtualClock } from '../../src/testing/index.js';
+
+// Loaded by address, so that linting and type checks need no build: typed as the sources are.
+const dist = (path: string): Promise<unknown> =>
+  import(new URL(`../../dist/${path}`, import.meta.url).href);
+const built = (await dist('index.js')) as typeof source;
+const { dependency: builtDependency } = (await dist('client/index.js')) as {
+  dependency: typeof sourceDependency;
+};
 
 type Copy = typeof source;
 type Dependency = typeof sourceDependency;
@@ -38,14 +44,14 @@ describe('a retry of one installed copy around a dependency of another', () => {
   for (const p of pairs) {
     it(`${p.name}: spends the dependency's budget, and stops when it is spent`, async () => {
       // Two tokens: the first failure brings the budget to half, where no retry is allowed.
-      const spent = refusing(p.marks as Copy, p.dep, p.marks.retryBudget({ maxTokens: 2 }));
+      const spent = refusing(p.marks, p.dep, p.marks.retryBudget({ maxTokens: 2 }));
       const refused = await p.loop.retry(spent.call, { idempotent: true }).catch((e: unknown) => e);
       expect(spent.calls()).toBe(1);
       expect((refused as { code?: unknown }).code).toBe('SPILLWAY_E_RETRY_BUDGET');
 
       // A roomy budget lets the loop retry, the waits on a virtual clock.
       const clock = createVirtualClock();
-      const roomy = refusing(p.marks as Copy, p.dep, p.marks.retryBudget());
+      const roomy = refusing(p.marks, p.dep, p.marks.retryBudget());
       const run = p.loop
         .retry(roomy.call, { idempotent: true, maxAttempts: 2, clock })
         .catch((e: unknown) => e);
