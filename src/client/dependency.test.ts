@@ -22,6 +22,29 @@ function answering(status: number, seen: Headers[] = []): FetchLike {
   };
 }
 
+/** A virtual clock (`base`) seen through `clock`, which counts its readings in `counted.reads`. */
+function countingClock(): {
+  base: ReturnType<typeof createVirtualClock>;
+  clock: Clock;
+  counted: { reads: number };
+} {
+  const base = createVirtualClock();
+  const counted = { reads: 0 };
+  // Each method passed on to the clock itself: it keeps its state in private fields.
+  const clock: Clock = {
+    now: () => {
+      counted.reads++;
+      return base.now();
+    },
+    wallNow: () => base.wallNow(),
+    setTimer: (ms, fn, options) => base.setTimer(ms, fn, options),
+    clearTimer: (handle) => base.clearTimer(handle),
+    sleep: (ms, signal) => base.sleep(ms, signal),
+    timeoutSignal: (ms) => base.timeoutSignal(ms),
+  };
+  return { base, clock, counted };
+}
+
 describe('dependency options', () => {
   it('are validated at construction, by name', () => {
     expect(() => dependency(undefined as never)).toThrow(/dependency options/);
@@ -208,19 +231,7 @@ describe('local refusals never count against the dependency', () => {
   });
 
   it('a call with a deadline reads the clock once to start and once to record', async () => {
-    const base = createVirtualClock();
-    let reads = 0;
-    const clock: Clock = {
-      now: () => {
-        reads++;
-        return base.now();
-      },
-      wallNow: () => base.wallNow(),
-      setTimer: (ms, fn, options) => base.setTimer(ms, fn, options),
-      clearTimer: (handle) => base.clearTimer(handle),
-      sleep: (ms, signal) => base.sleep(ms, signal),
-      timeoutSignal: (ms) => base.timeoutSignal(ms),
-    };
+    const { base, clock, counted } = countingClock();
     const dep = dependency({
       name: 'x',
       clock,
@@ -228,16 +239,16 @@ describe('local refusals never count against the dependency', () => {
     });
     // In ms: the deadline's reading is the attempt's, for its check, its timer and what is
     // left of it; then the breaker and throttle record the answer.
-    reads = 0;
+    counted.reads = 0;
     await dep.call(() => 'ok', { deadline: 500 });
-    expect(reads).toBe(2);
+    expect(counted.reads).toBe(2);
     // An absolute deadline: one reading for the attempt, one to record.
-    reads = 0;
+    counted.reads = 0;
     await dep.call(() => 'ok', { deadline: { expiresAt: base.now() + 500 } });
-    expect(reads).toBe(2);
+    expect(counted.reads).toBe(2);
     // A retry reads its own: the first attempt's reading is long past.
     let n = 0;
-    reads = 0;
+    counted.reads = 0;
     const second = dep.call(
       async () => {
         await Promise.resolve();
@@ -249,18 +260,11 @@ describe('local refusals never count against the dependency', () => {
     await base.advance(1_000);
     expect(await second).toBe('ok');
     expect(n).toBe(2);
-    expect(reads).toBeGreaterThan(2);
+    expect(counted.reads).toBeGreaterThan(2);
   });
 
   it('own breaker and throttle: one reading each way per call, the verdicts of a passed-in breaker', async () => {
-    const base = createVirtualClock();
-    let reads = 0;
-    const clock = Object.assign(Object.create(base) as typeof base, {
-      now: () => {
-        reads++;
-        return base.now();
-      },
-    });
+    const { base, clock, counted } = countingClock();
     const statuses = [500, 404, 500, 500, 500, 200, 200];
     let n = 0;
     const dep = dependency({
@@ -271,10 +275,10 @@ describe('local refusals never count against the dependency', () => {
       fetch: () => Promise.resolve(new Response('x', { status: statuses[n++] ?? 200 })),
     });
     const released: string[] = [];
-    reads = 0;
+    counted.reads = 0;
     expect((await dep.fetch('http://x/')).status).toBe(500);
     // A first attempt passes no throttle: one reading, for breaker and throttle after it.
-    expect(reads).toBe(1);
+    expect(counted.reads).toBe(1);
     expect(dep.active).toBe(0);
     for (let i = 1; i < 4; i++) await dep.fetch('http://x/');
     expect(dep.breaker!.state).toBe('closed'); // the 404 broke the run: 500, 500 so far

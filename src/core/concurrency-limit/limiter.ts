@@ -112,9 +112,18 @@ export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner 
    * which nothing was refused.
    */
   freeSlot(): AcquireResult | undefined {
-    if (this.#line.size === 0 && this.#active < this.#limitNow()) return this.#grantNow(1);
-    if (this.#s.partitions?.entitled(1, this.#limitNow()) === true) return this.#grantNow(1);
-    return undefined;
+    return this.#slotFree(1) ? this.#grantNow(1) : undefined;
+  }
+
+  /**
+   * Whether work of `rank` may take a slot now: one is free and nobody waits for it, or the
+   * rank's partition is owed one.
+   */
+  #slotFree(rank: number): boolean {
+    return (
+      (this.#line.size === 0 && this.#active < this.#limitNow()) ||
+      this.#s.partitions?.entitled(rank, this.#limitNow()) === true
+    );
   }
 
   acquire(options?: AcquireOptions): Promise<AcquireResult> {
@@ -148,10 +157,7 @@ export class Limiter implements OwnedConcurrencyLimit, PermitOwner, WaiterOwner 
     signal: AbortSignal | undefined,
     expiresAt: number,
   ): AcquireResult | QueuedAcquire {
-    if (
-      (this.#line.size === 0 && this.#active < this.#limitNow()) ||
-      this.#s.partitions?.entitled(rank, this.#limitNow()) === true
-    ) {
+    if (this.#slotFree(rank)) {
       if (expiresAt !== Infinity && expiresAt <= this.#clock.now()) {
         return this.#reject('deadline', rank, undefined);
       }
